@@ -1,0 +1,38 @@
+// Bundles the CLI and (later) the extension with esbuild. Type checking is separate (`npm run check-types`).
+import * as esbuild from 'esbuild';
+import { existsSync } from 'node:fs';
+
+const watch = process.argv.includes('--watch');
+
+/** @type {esbuild.BuildOptions[]} */
+const builds = [
+  {
+    entryPoints: ['src/cli/main.ts'],
+    outfile: 'dist/cli.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    bundle: true,
+    sourcemap: true,
+    banner: { js: '#!/usr/bin/env node' },
+  },
+  {
+    entryPoints: ['src/extension/extension.ts'],
+    outfile: 'dist/extension.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    bundle: true,
+    sourcemap: true,
+    external: ['vscode'],
+  },
+].filter((options) => options.entryPoints.every((entry) => existsSync(entry)));
+
+if (watch) {
+  for (const options of builds) {
+    const context = await esbuild.context(options);
+    await context.watch();
+  }
+} else {
+  await Promise.all(builds.map((options) => esbuild.build(options)));
+}

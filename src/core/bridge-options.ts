@@ -1,0 +1,47 @@
+/**
+ * Options that change how a request is lowered and an answer lifted. One value per server
+ * (CLI flags / extension settings); core receives it as an argument and keeps no state.
+ */
+export type CustomToolStrategy = 'function_bridge' | 'passthrough';
+
+export const CUSTOM_TOOL_STRATEGIES: readonly CustomToolStrategy[] = ['function_bridge', 'passthrough'];
+
+export interface BridgeOptions {
+  /** `function_bridge` lowers custom tools to functions; `passthrough` forwards the Chat-native custom form. */
+  strategy: CustomToolStrategy;
+  /** Kill switch: drop every custom tool (with a warning) instead of bridging or passing it through. */
+  dropCustomTools: boolean;
+  /** Model name sent upstream instead of the one Codex asked for. */
+  modelOverride: string | null;
+  /**
+   * `reasoning.effort` → `reasoning_effort`: forward verbatim (the engine validates), clamp to
+   * low/medium/high for engines that reject newer values (vLLM before ~0.21), or drop it.
+   */
+  reasoningEffort: 'forward' | 'clamp' | 'drop';
+  /** Which assistant field carries replayed reasoning: vLLM ≥0.16 reads `reasoning`, others `reasoning_content`. */
+  replayReasoningField: 'reasoning' | 'reasoning_content' | 'both';
+  /** Replay reasoning items at all (DeepSeek-style backends reject tool-call turns without it). */
+  replayReasoning: boolean;
+  /** Role of developer messages after the leading run (most templates do not know `developer`). */
+  midConversationDeveloperRole: 'system' | 'user';
+  /** Structured tool outputs: one joined string (default) or a list of text parts. */
+  toolOutputParts: 'join' | 'list';
+  /** Images inside tool outputs (bridge-rules.md §3.4). */
+  toolOutputImages: 'inline_user_message' | 'placeholder' | 'reject';
+}
+
+export const DEFAULT_BRIDGE_OPTIONS: Readonly<BridgeOptions> = Object.freeze({
+  strategy: 'function_bridge',
+  dropCustomTools: false,
+  modelOverride: null,
+  reasoningEffort: 'forward',
+  replayReasoningField: 'both',
+  replayReasoning: true,
+  midConversationDeveloperRole: 'system',
+  toolOutputParts: 'join',
+  toolOutputImages: 'inline_user_message',
+});
+
+export function resolveBridgeOptions(partial: Partial<BridgeOptions> = {}): BridgeOptions {
+  return { ...DEFAULT_BRIDGE_OPTIONS, ...partial };
+}
