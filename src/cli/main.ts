@@ -1,0 +1,160 @@
+import { parseArgs } from 'node:util';
+import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-options.ts';
+import type { Logger } from '../core/logger.ts';
+import { BRIDGE_VERSION, DEFAULT_KEEPALIVE_SECONDS, startBridgeServer } from '../server/start-server.ts';
+
+const USAGE = `freeform-bridge ${BRIDGE_VERSION} — lets Codex's free-form tools work with function-only Chat Completions backends
+
+Usage:
+  freeform-bridge serve --backend URL [options]
+
+Options for serve:
+  --backend URL                 OpenAI-compatible base URL of the backend, ending in /v1 (required)
+  --host HOST                   address to listen on (default 127.0.0.1)
+  --port N                      port to listen on; 0 picks a free one (default 0)
+  --backend-api-key-env NAME    environment variable holding the backend's API key
+  --token-env NAME              environment variable holding a token every client must send as Bearer
+  --strategy S                  function_bridge (default) or passthrough
+  --keepalive-seconds N         response.in_progress every N silent seconds; 0 disables (default ${DEFAULT_KEEPALIVE_SECONDS})
+  --model NAME                  model name sent to the backend instead of Codex's
+  --log-file PATH               append one JSON line per exchange
+  --log-level LEVEL             error, warn, info (default) or debug, written to stderr
+  -h, --help                    show this help
+  --version                     print the version
+`;
+
+class UsageError extends Error {}
+
+const LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+type Level = (typeof LEVELS)[number];
+
+function createStderrLogger(level: Level): Logger {
+  const threshold = LEVELS.indexOf(level);
+  const write = (at: Level) => (message: string, details?: Record<string, unknown>) => {
+    if (LEVELS.indexOf(at) > threshold) return;
+    const suffix = details && Object.keys(details).length > 0 ? ` ${JSON.stringify(details)}` : '';
+    process.stderr.write(`[${new Date().toISOString()}] ${at}: ${message}${suffix}\n`);
+  };
+  return { error: write('error'), warn: write('warn'), info: write('info'), debug: write('debug') };
+}
+
+function readEnvironmentSecret(optionName: string, variable: string | undefined): string | null {
+  if (variable === undefined) return null;
+  const value = process.env[variable];
+  if (!value) throw new UsageError(`${optionName} ${variable}: the environment variable ${variable} is not set or empty`);
+  return value;
+}
+
+function parseNonNegativeInteger(optionName: string, text: string | undefined, fallback: number, maximum: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) > maximum) throw new UsageError(`${optionName} must be an integer from 0 to ${maximum}, got '${text}'`);
+  return Number(text);
+}
+
+async function serve(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      backend: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'backend-api-key-env': { type: 'string' },
+      'token-env': { type: 'string' },
+      strategy: { type: 'string' },
+      'keepalive-seconds': { type: 'string' },
+      model: { type: 'string' },
+      'log-file': { type: 'string' },
+      'log-level': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  if (!values.backend) throw new UsageError('--backend URL is required (e.g. --backend http://127.0.0.1:8000/v1)');
+  const strategy = (values.strategy ?? 'function_bridge') as CustomToolStrategy;
+  if (!CUSTOM_TOOL_STRATEGIES.includes(strategy)) throw new UsageError(`--strategy must be one of ${CUSTOM_TOOL_STRATEGIES.join(', ')}, got '${values.strategy}'`);
+  const level = (values['log-level'] ?? 'info') as Level;
+  if (!LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${values['log-level']}'`);
+  const port = parseNonNegativeInteger('--port', values.port, 0, 65535);
+  const keepaliveSeconds = parseNonNegativeInteger('--keepalive-seconds', values['keepalive-seconds'], DEFAULT_KEEPALIVE_SECONDS, 3600);
+  const backendApiKey = readEnvironmentSecret('--backend-api-key-env', values['backend-api-key-env']);
+  const token = readEnvironmentSecret('--token-env', values['token-env']);
+  const logger = createStderrLogger(level);
+
+  let bridge;
+  try {
+    bridge = await startBridgeServer({
+      backendUrl: values.backend,
+      host: values.host ?? '127.0.0.1',
+      port,
+      getBackendApiKey: () => backendApiKey,
+      getToken: () => token,
+      options: { strategy, modelOverride: values.model ?? null },
+      keepaliveSeconds,
+      logger,
+      logFile: values['log-file'],
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.host && values.host !== '127.0.0.1' && values.host !== 'localhost' && values.host !== '::1') {
+    logger.warn(`listening on ${values.host}: other machines may reach this bridge${token ? '' : ' and no --token-env is set'}`);
+  }
+  process.stdout.write(`freeform-bridge listening on ${bridge.url}\n`);
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal} received, stopping`);
+    bridge.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error('error while stopping', { error: String(error) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        await serve(rest);
+        return 0;
+      case '--version':
+      case 'version':
+        process.stdout.write(`${BRIDGE_VERSION}\n`);
+        return 0;
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`freeform-bridge: ${message}\n`);
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write('Run `freeform-bridge --help` for usage.\n');
+      return 2;
+    }
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then((code) => {
+  if (code !== 0) process.exit(code);
+});

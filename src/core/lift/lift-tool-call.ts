@@ -1,0 +1,224 @@
+import { createCallId, createItemId } from '../ids.ts';
+import { parseJson } from '../parse-json.ts';
+import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
+import { createWarning, type BridgeWarning } from '../warnings.ts';
+import type { ResponsesCustomToolCallItem, ResponsesFunctionCallItem } from '../responses/responses-output.ts';
+import { isUnterminatedJsonPrefix, liftCustomToolArguments } from './lift-custom-tool-arguments.ts';
+
+/*
+ * One backend tool call → one Responses item (bridge-rules.md §5.1, §5.2, §5.4, §5.5). Shared by the
+ * non-stream converter and the stream translator, which calls it once per call after the finish
+ * chunk, so both paths deliver the same items.
+ */
+
+export interface LiftToolCallInput {
+  /** Function name as the backend returned it (namespace joined, maybe shortened). */
+  wireName: string;
+  argumentsText: string;
+  /** Already unique within the response (see createCallIdDeduplicator). */
+  callId: string;
+  finishReason: string | null;
+  toolMap: ToolMap;
+  /** Item id to use, e.g. the one the stream already announced in `output_item.added`. */
+  itemId?: string;
+}
+
+export type LiftedToolCall =
+  | { item: ResponsesFunctionCallItem | ResponsesCustomToolCallItem; warnings: BridgeWarning[] }
+  | { item: null; truncatedKind: 'function_call' | 'custom_tool_call'; warnings: BridgeWarning[] };
+
+export function liftToolCall(input: LiftToolCallInput): LiftedToolCall {
+  const entry = input.toolMap.get(input.wireName);
+  if (entry === undefined) return liftFunctionCall(input, undefined);
+  switch (entry.kind) {
+    case 'custom':
+      return liftBridgedCustomCall(input, entry);
+    case 'function':
+      return liftFunctionCall(input, entry);
+    default: {
+      const unreachable: never = entry.kind;
+      return unreachable;
+    }
+  }
+}
+
+/**
+ * The `arguments` text of a wire tool call. Engines send a string; a few send an already-parsed
+ * object, re-serialised compactly here so every later step sees text.
+ */
+export function readChatToolCallArguments(argumentsValue: string | Record<string, unknown> | null | undefined): string {
+  if (argumentsValue === null || argumentsValue === undefined) return '';
+  if (typeof argumentsValue === 'string') return argumentsValue;
+  return JSON.stringify(argumentsValue);
+}
+
+function liftBridgedCustomCall(input: LiftToolCallInput, entry: ToolMapEntry): LiftedToolCall {
+  const lifted = liftCustomToolArguments(input.argumentsText, {
+    tool: entry.name,
+    callId: input.callId,
+    finishReason: input.finishReason,
+  });
+  if (lifted.truncated) return { item: null, truncatedKind: 'custom_tool_call', warnings: lifted.warnings };
+  const item = createCustomToolCallItem({
+    itemId: input.itemId,
+    callId: input.callId,
+    name: entry.name,
+    namespace: entry.namespace,
+    input: lifted.input,
+  });
+  const grammarWarning = checkInputAgainstGrammar(entry, input.callId, lifted.input);
+  return { item, warnings: grammarWarning ? [...lifted.warnings, grammarWarning] : lifted.warnings };
+}
+
+function liftFunctionCall(input: LiftToolCallInput, entry: ToolMapEntry | undefined): LiftedToolCall {
+  // Plain function arguments go through as received (Codex parses them itself), except when they
+  // were cut off: a partial call must never run (§5.4 last bullet).
+  const parses = parseJson(input.argumentsText).success;
+  if (!parses && (input.finishReason === 'length' || isUnterminatedJsonPrefix(input.argumentsText))) {
+    const tool = entry?.name ?? input.wireName;
+    const why =
+      input.finishReason === 'length'
+        ? 'the arguments do not parse and the backend stopped for length'
+        : 'the arguments end inside an unfinished JSON value (vLLM reports tool_calls even when cut by length)';
+    return {
+      item: null,
+      truncatedKind: 'function_call',
+      warnings: [createWarning('truncated', `call not delivered: ${why}`, { tool, callId: input.callId, raw: input.argumentsText })],
+    };
+  }
+  // Unknown names (the model invented a tool) stay as they are: Codex answers `unsupported call`
+  // and the model can recover (§5.1).
+  const item: ResponsesFunctionCallItem = {
+    type: 'function_call',
+    id: input.itemId ?? createItemId('fc'),
+    call_id: input.callId,
+    ...(entry?.namespace ? { namespace: entry.namespace } : {}),
+    name: entry?.name ?? input.wireName,
+    arguments: input.argumentsText,
+    status: 'completed',
+  };
+  return { item, warnings: [] };
+}
+
+/**
+ * A Chat-native `{"type":"custom","custom":{name,input}}` call (backends with custom-tool support,
+ * `passthrough` strategy) is already free-form: it becomes a `custom_tool_call` whatever the
+ * strategy, with the namespace restored when the name is a known wire name.
+ */
+export function liftNativeCustomToolCall(input: {
+  name: string;
+  input: string;
+  callId: string;
+  toolMap: ToolMap;
+  itemId?: string;
+}): ResponsesCustomToolCallItem {
+  const entry = input.toolMap.get(input.name);
+  return createCustomToolCallItem({
+    itemId: input.itemId,
+    callId: input.callId,
+    name: entry?.name ?? input.name,
+    namespace: entry?.namespace ?? null,
+    input: input.input,
+  });
+}
+
+function createCustomToolCallItem(fields: {
+  itemId: string | undefined;
+  callId: string;
+  name: string;
+  namespace: string | null;
+  input: string;
+}): ResponsesCustomToolCallItem {
+  return {
+    type: 'custom_tool_call',
+    id: fields.itemId ?? createItemId('ctc'),
+    call_id: fields.callId,
+    // Codex matches namespaced tools by bare name plus `namespace` (codex-wire.md §8 rule 5).
+    ...(fields.namespace !== null ? { namespace: fields.namespace } : {}),
+    name: fields.name,
+    input: fields.input,
+    status: 'completed',
+  };
+}
+
+/**
+ * Call ids unique within one response (§5.2): engines may omit them (synthesised `call_<24 hex>`)
+ * or repeat them (index-based ids, Ollama), and Codex matches tool outputs by `call_id`. Create one
+ * per response and call it once per tool call, not per stream delta. `createId` makes synthesised
+ * ids deterministic in tests.
+ */
+export function createCallIdDeduplicator(
+  createId: () => string = createCallId,
+): (callId: string | null | undefined) => { callId: string; warning: BridgeWarning | null } {
+  const seen = new Set<string>();
+  return (callId) => {
+    if (callId === null || callId === undefined || callId.trim() === '') {
+      let synthesised = createId();
+      // Falls back to random ids should an injected factory repeat itself.
+      while (seen.has(synthesised)) synthesised = createCallId();
+      seen.add(synthesised);
+      return { callId: synthesised, warning: null };
+    }
+    if (!seen.has(callId)) {
+      seen.add(callId);
+      return { callId, warning: null };
+    }
+    let suffix = 2;
+    while (seen.has(`${callId}_${suffix}`)) suffix += 1;
+    const unique = `${callId}_${suffix}`;
+    seen.add(unique);
+    return {
+      callId: unique,
+      warning: createWarning('duplicate_call_id', `the backend reused call id ${JSON.stringify(callId)} within one response; delivered as ${JSON.stringify(unique)}`, {
+        callId: unique,
+      }),
+    };
+  };
+}
+
+// ---------- grammar-aware check (§5.5) ----------
+
+const PATCH_BEGIN = '*** Begin Patch';
+const PATCH_END = '*** End Patch';
+const PATCH_HUNK_HEADERS = ['*** Add File: ', '*** Delete File: ', '*** Update File: '];
+const PATCH_OTHER_MARKERS = ['*** Move to: ', '*** End of File'];
+
+/**
+ * Only the apply_patch envelope is cheap to check; other grammars are left to the tool. The call is
+ * delivered either way (Codex reports the parse error to the model); the warning makes the cause
+ * visible instead of a silent retry loop. Recognised by the grammar text, not the tool name, so a
+ * renamed patch tool is checked too.
+ */
+function checkInputAgainstGrammar(entry: ToolMapEntry, callId: string, input: string): BridgeWarning | null {
+  if (entry.grammar === null || !entry.grammar.definition.includes(PATCH_BEGIN)) return null;
+  const offendingLine = findPatchEnvelopeProblem(input);
+  if (offendingLine === null) return null;
+  return createWarning('grammar_mismatch', `input does not match the ${entry.name} grammar: ${offendingLine}`, {
+    tool: entry.name,
+    callId,
+    raw: input,
+  });
+}
+
+function findPatchEnvelopeProblem(input: string): string | null {
+  const lines = input.split('\n').map((line) => line.replace(/\r$/, ''));
+  const firstLine = lines[0] ?? '';
+  if (firstLine.trim() !== PATCH_BEGIN) return `first line is ${JSON.stringify(firstLine)}, expected ${JSON.stringify(PATCH_BEGIN)}`;
+  const nonEmpty = lines.filter((line) => line.trim() !== '');
+  const lastLine = nonEmpty[nonEmpty.length - 1] ?? '';
+  // An XML tool parser cuts the value at an embedded `</parameter>`, which shows up here (§5.5).
+  if (nonEmpty.length < 2 || lastLine.trim() !== PATCH_END) {
+    return `last non-empty line is ${JSON.stringify(lastLine)}, expected ${JSON.stringify(PATCH_END)}`;
+  }
+  let hunks = 0;
+  for (const line of nonEmpty.slice(1, -1)) {
+    if (!line.startsWith('***')) continue;
+    if (PATCH_HUNK_HEADERS.some((header) => line.startsWith(header))) {
+      hunks += 1;
+    } else if (!PATCH_OTHER_MARKERS.some((marker) => line.startsWith(marker))) {
+      return `unexpected header line ${JSON.stringify(line)}`;
+    }
+  }
+  if (hunks === 0) return 'no "*** Add File: ", "*** Delete File: " or "*** Update File: " header';
+  return null;
+}

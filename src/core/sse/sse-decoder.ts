@@ -1,0 +1,226 @@
+import { chatCompletionChunkSchema, type ChatCompletionChunk } from '../chat/chat-completions-api.ts';
+import { isContextOverflowMessage } from '../map-upstream-error.ts';
+import { isPlainObject, parseJson } from '../parse-json.ts';
+
+/**
+ * One dispatched SSE event from a backend stream (style.md §7). `event` and `id` are null when the
+ * event had no such line; `data` joins multiple `data:` lines with `\n`. Field names outside the SSE
+ * standard are kept in `unknownFields` because 2025 llama.cpp builds send their mid-stream error as a
+ * non-standard `error:` field (backends.md §9): a standard reader would drop it and the failed stream
+ * would look like an empty success.
+ */
+export interface SseEvent {
+  event: string | null;
+  data: string;
+  id: string | null;
+  unknownFields: Array<{ name: string; value: string }>;
+}
+
+const LINE_FEED = 10;
+const CARRIAGE_RETURN = 13;
+
+/**
+ * Incremental SSE reader for backend streams, modelled on openai-node's decoder: bytes go through a
+ * streaming UTF-8 decoder (a multibyte character may be split across TCP chunks), lines end at `\n`,
+ * `\r\n` or `\r`, `:` lines are comments, a blank line dispatches, and `end()` flushes the last event
+ * because llama.cpp ends with `data: [DONE]` and a single newline (backends.md §5).
+ *
+ * `id` is per event (not carried over as the browser's last-event-id): backends do not resume streams,
+ * and a per-event value is what the traffic view wants to show.
+ */
+export class SseDecoder {
+  private readonly textDecoder = new TextDecoder('utf-8');
+  /** Per instance: a global regex carries `lastIndex` state. */
+  private readonly lineBreak = /[\r\n]/g;
+  /** Text after the last line break, waiting for the rest of its line. */
+  private pendingLine = '';
+  /** The previous chunk ended in `\r`; a `\n` starting the next chunk belongs to the same line break. */
+  private skipLeadingLineFeed = false;
+  private eventName: string | null = null;
+  private eventId: string | null = null;
+  private dataText: string | null = null;
+  private unknownFields: Array<{ name: string; value: string }> = [];
+
+  push(input: Uint8Array | string): SseEvent[] {
+    const text = typeof input === 'string' ? input : this.textDecoder.decode(input, { stream: true });
+    const events: SseEvent[] = [];
+    this.consumeText(text, events);
+    return events;
+  }
+
+  /** End of stream: flush the UTF-8 decoder, the unterminated last line and the undispatched event. */
+  end(): SseEvent[] {
+    const events: SseEvent[] = [];
+    this.consumeText(this.textDecoder.decode(), events);
+    if (this.pendingLine.length > 0) {
+      const line = this.pendingLine;
+      this.pendingLine = '';
+      this.processLine(line, events);
+    }
+    this.skipLeadingLineFeed = false;
+    this.dispatch(events);
+    return events;
+  }
+
+  private consumeText(input: string, events: SseEvent[]): void {
+    let text = input;
+    if (text.length === 0) return;
+    if (this.skipLeadingLineFeed) {
+      this.skipLeadingLineFeed = false;
+      if (text.charCodeAt(0) === LINE_FEED) text = text.slice(1);
+      if (text.length === 0) return;
+    }
+    // The pending part held no line break, so scanning starts at the new text only: a long line split
+    // over many chunks costs linear time, not quadratic.
+    const scanFrom = this.pendingLine.length;
+    const buffer = this.pendingLine.length === 0 ? text : this.pendingLine + text;
+    let lineStart = 0;
+    this.lineBreak.lastIndex = scanFrom;
+    for (let match = this.lineBreak.exec(buffer); match !== null; match = this.lineBreak.exec(buffer)) {
+      const breakIndex = match.index;
+      this.processLine(buffer.slice(lineStart, breakIndex), events);
+      lineStart = breakIndex + 1;
+      if (buffer.charCodeAt(breakIndex) === CARRIAGE_RETURN) {
+        if (lineStart === buffer.length) this.skipLeadingLineFeed = true;
+        else if (buffer.charCodeAt(lineStart) === LINE_FEED) lineStart += 1;
+      }
+      this.lineBreak.lastIndex = lineStart;
+    }
+    this.pendingLine = lineStart === 0 ? buffer : buffer.slice(lineStart);
+  }
+
+  private processLine(line: string, events: SseEvent[]): void {
+    if (line.length === 0) {
+      this.dispatch(events);
+      return;
+    }
+    if (line.charCodeAt(0) === 58 /* ':' */) return;
+    const colon = line.indexOf(':');
+    const name = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32 /* ' ' */) value = value.slice(1);
+    switch (name) {
+      case 'data':
+        this.dataText = this.dataText === null ? value : `${this.dataText}\n${value}`;
+        return;
+      case 'event':
+        this.eventName = value;
+        return;
+      case 'id':
+        // The SSE standard ignores ids containing NUL.
+        if (!value.includes('\u0000')) this.eventId = value;
+        return;
+      case 'retry':
+        // Reconnection delay: meaningless for a one-shot backend request.
+        return;
+      default:
+        this.unknownFields.push({ name, value });
+    }
+  }
+
+  private dispatch(events: SseEvent[]): void {
+    // As in the SSE standard, an event without data is not dispatched, except that an unknown field
+    // alone (llama.cpp's `error:`) is: it carries the failure.
+    if (this.dataText !== null || this.unknownFields.length > 0) {
+      events.push({ event: this.eventName, data: this.dataText ?? '', id: this.eventId, unknownFields: this.unknownFields });
+      this.unknownFields = [];
+    }
+    this.eventName = null;
+    this.eventId = null;
+    this.dataText = null;
+  }
+}
+
+/** OpenAI-compatible engines end the stream with `data: [DONE]`. */
+export function isDoneSentinel(event: SseEvent): boolean {
+  return event.data.trim() === '[DONE]';
+}
+
+export type ChatStreamEvent =
+  | { kind: 'done' }
+  | { kind: 'chunk'; chunk: ChatCompletionChunk; raw: string }
+  | { kind: 'error'; message: string; code: 'context_length_exceeded' | 'server_error'; raw: string }
+  | { kind: 'invalid'; message: string; raw: string };
+
+/**
+ * Classifies one backend SSE event. Errors come in every shape of backends.md §9: a `data:` frame with
+ * a top-level `error` (object with `message`, or a string), SGLang's flat `{"object":"error",…}`, and
+ * the 2025 llama.cpp `error:` field holding JSON or text. Context overflow is recognised so Codex gets
+ * `context_length_exceeded` (no retry) instead of `server_error`.
+ */
+export function parseChatStreamEvent(event: SseEvent): ChatStreamEvent {
+  const errorField = event.unknownFields.find((field) => field.name.toLowerCase() === 'error');
+  if (errorField !== undefined) return createErrorEvent(readErrorFieldValue(errorField.value), errorField.value);
+
+  if (isDoneSentinel(event)) return { kind: 'done' };
+
+  const raw = event.data;
+  if (event.data.length === 0) {
+    const names = event.unknownFields.map((field) => field.name).join(', ');
+    const detail = names.length > 0 ? `only unknown SSE fields (${names})` : 'an empty data field';
+    return { kind: 'invalid', message: `backend sent an SSE event with ${detail}`, raw };
+  }
+
+  const parsed = parseJson(raw);
+  if (!parsed.success) return { kind: 'invalid', message: `backend sent a chunk that is not JSON: ${parsed.error.message}`, raw };
+
+  const errorDetails = readErrorEnvelope(parsed.value);
+  if (errorDetails !== null) return createErrorEvent(errorDetails, raw);
+
+  const chunk = chatCompletionChunkSchema.safeParse(parsed.value);
+  if (!chunk.success) {
+    const issue = chunk.error.issues[0];
+    const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+    return { kind: 'invalid', message: `backend sent a malformed chunk${where}: ${issue?.message ?? 'invalid'}`, raw };
+  }
+  return { kind: 'chunk', chunk: chunk.data, raw };
+}
+
+interface ErrorDetails {
+  message: string;
+  type: string | null;
+}
+
+function createErrorEvent(details: ErrorDetails, raw: string): ChatStreamEvent {
+  const code = isContextOverflowMessage(details.message, details.type) ? 'context_length_exceeded' : 'server_error';
+  return { kind: 'error', message: details.message, code, raw };
+}
+
+/**
+ * The error shapes engines put in a stream: nested `{"error":{…}}` (vLLM, llama.cpp), `{"error":"…"}`
+ * (vLLM elastic-EP, LM Studio) and SGLang's flat `{"object":"error",…}`. Null when it is no error.
+ */
+function readErrorEnvelope(value: unknown): ErrorDetails | null {
+  if (!isPlainObject(value)) return null;
+  const nested = value.error;
+  if (nested !== undefined && nested !== null) {
+    if (typeof nested === 'string') return { message: nested, type: null };
+    if (isPlainObject(nested)) {
+      const type = typeof nested.type === 'string' ? nested.type : null;
+      if (typeof nested.message === 'string') return { message: nested.message, type };
+      return { message: JSON.stringify(nested), type };
+    }
+    return { message: JSON.stringify(nested), type: null };
+  }
+  if (value.object === 'error') {
+    const type = typeof value.type === 'string' ? value.type : null;
+    return { message: typeof value.message === 'string' ? value.message : JSON.stringify(value), type };
+  }
+  return null;
+}
+
+/** The llama.cpp `error:` field holds a flat `{code, message, type}` object; accept any envelope or text. */
+function readErrorFieldValue(text: string): ErrorDetails {
+  const parsed = parseJson(text);
+  if (parsed.success) {
+    const envelope = readErrorEnvelope(parsed.value);
+    if (envelope !== null) return envelope;
+    const value = parsed.value;
+    if (typeof value === 'string') return { message: value, type: null };
+    if (isPlainObject(value) && typeof value.message === 'string') {
+      return { message: value.message, type: typeof value.type === 'string' ? value.type : null };
+    }
+  }
+  const trimmed = text.trim();
+  return { message: trimmed.length > 0 ? trimmed : 'backend reported an error without a message', type: null };
+}

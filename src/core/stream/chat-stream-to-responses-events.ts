@@ -1,0 +1,650 @@
+import type { ChatCompletionChunk, ChatToolCallWire, ChatUsage } from '../chat/chat-completions-api.ts';
+import { createCallId as createRandomCallId, createItemId as createRandomItemId, type ItemIdPrefix } from '../ids.ts';
+import { createCallIdDeduplicator, liftNativeCustomToolCall, liftToolCall, readChatToolCallArguments } from '../lift/lift-tool-call.ts';
+import { mapChatUsageToResponsesUsage } from '../lift/map-chat-usage.ts';
+import { mapChatFinishReason } from '../map-chat-finish-reason.ts';
+import { isContextOverflowMessage } from '../map-upstream-error.ts';
+import type {
+  ResponsesCustomToolCallItem,
+  ResponsesFunctionCallItem,
+  ResponsesMessageItem,
+  ResponsesOutputItem,
+  ResponsesReasoningItem,
+  ResponsesResponse,
+  ResponsesStatus,
+  ResponsesStreamEvent,
+  ResponsesUsage,
+} from '../responses/responses-output.ts';
+import type { ToolMap } from '../tool-map.ts';
+import { createWarning, type BridgeWarning } from '../warnings.ts';
+import { InputStringDecoder } from './input-string-decoder.ts';
+
+/*
+ * The stream translator (bridge-rules.md §6, style.md §8): a pure, synchronous state machine from
+ * parsed Chat Completions chunks to Responses SSE event objects. No I/O, no timers: the server owns
+ * the clock and calls `keepalive()`, so the sequence counter lives in exactly one place.
+ */
+
+export interface StreamTranslatorOptions {
+  responseId: string;
+  model: string;
+  createdAt: number;
+  toolMap: ToolMap;
+  /**
+   * Defer message `done` events to the finish chunk, so a backend failure mid-stream leaves no
+   * partial message in Codex's history for its retry to replay (bridge-rules.md §6.5).
+   */
+  deferMessageDone?: boolean;
+  /** Item id factory; tests inject a deterministic one. */
+  createItemId?: (prefix: ItemIdPrefix) => string;
+  /** Factory for call ids the engine did not send; tests inject a deterministic one. */
+  createCallId?: () => string;
+}
+
+export type StreamFailureCode = 'context_length_exceeded' | 'server_error';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+type UnsequencedEvent = DistributiveOmit<ResponsesStreamEvent, 'sequence_number'>;
+
+interface TextItemState {
+  kind: 'reasoning' | 'message';
+  outputIndex: number;
+  itemId: string;
+  /** Fragments joined once at close: no quadratic string building on long answers. */
+  parts: string[];
+  closed: boolean;
+  doneItem: ResponsesOutputItem | null;
+}
+
+interface ToolCallState {
+  kind: 'tool_call';
+  /** Set when `output_item.added` is sent (once the name is known); -1 before. */
+  outputIndex: number;
+  itemId: string;
+  /** Whether the engine sent the Chat-native `{"type":"custom","custom":{name,input}}` form. */
+  native: boolean;
+  wireId: string | null;
+  wireName: string;
+  /** Raw argument text (or the native custom input) exactly as the engine streamed it. */
+  argumentsText: string;
+  callId: string;
+  itemType: 'function_call' | 'custom_tool_call';
+  /** Progressive `{"input":"…"}` decoder for bridged custom calls (bridge-rules.md §6.3). */
+  decoder: InputStringDecoder | null;
+  opened: boolean;
+  closed: boolean;
+  truncated: boolean;
+  doneItem: ResponsesOutputItem | null;
+}
+
+type ItemState = TextItemState | ToolCallState;
+
+const WHITESPACE_ONLY = /^\s*$/;
+
+export class ChatStreamTranslator {
+  private readonly options: StreamTranslatorOptions;
+  private readonly createItemId: (prefix: ItemIdPrefix) => string;
+  private readonly createCallId: () => string;
+  private readonly deduplicateCallId = createCallIdDeduplicator();
+
+  private sequenceNumber = 0;
+  private started = false;
+  private isTerminated = false;
+  private events: ResponsesStreamEvent[] = [];
+  private readonly recordedWarnings: BridgeWarning[] = [];
+  private terminalResponse: ResponsesResponse | null = null;
+
+  /** Every opened item, in `output_index` order. */
+  private readonly items: ItemState[] = [];
+  /** The reasoning or message item that receives text now; a tool call or the other kind retires it. */
+  private activeTextItem: TextItemState | null = null;
+  /**
+   * Whitespace-only text is held back: `"\n\n"` next to tool calls must not become a message
+   * (backends.md §8), but it is kept and sent once real text follows.
+   */
+  private heldWhitespace: { reasoning: string; message: string } = { reasoning: '', message: '' };
+
+  private readonly callsByIndex = new Map<number, ToolCallState>();
+  private readonly callsByWireId = new Map<string, ToolCallState>();
+  /** Every call seen, in order of first appearance (including calls whose name has not arrived yet). */
+  private readonly calls: ToolCallState[] = [];
+  private lastCall: ToolCallState | null = null;
+
+  private finishReason: string | null = null;
+  private finishMapping: ReturnType<typeof mapChatFinishReason> | null = null;
+  private usage: ChatUsage | null = null;
+
+  constructor(options: StreamTranslatorOptions) {
+    this.options = options;
+    this.createItemId = options.createItemId ?? createRandomItemId;
+    this.createCallId = options.createCallId ?? createRandomCallId;
+  }
+
+  get warnings(): readonly BridgeWarning[] {
+    return this.recordedWarnings;
+  }
+
+  get finalResponse(): ResponsesResponse | null {
+    return this.terminalResponse;
+  }
+
+  get terminated(): boolean {
+    return this.isTerminated;
+  }
+
+  /** `response.created` + `response.in_progress`; the other methods call it implicitly when needed. */
+  start(): ResponsesStreamEvent[] {
+    if (this.started || this.isTerminated) return [];
+    this.beginBatch();
+    this.ensureStarted();
+    return this.endBatch();
+  }
+
+  push(chunk: ChatCompletionChunk): ResponsesStreamEvent[] {
+    if (this.isTerminated) return [];
+    this.beginBatch();
+    this.ensureStarted();
+    const errorMessage = readErrorFrame(chunk);
+    if (errorMessage !== null) {
+      // The SSE layer normally turns error frames into fail(); an error frame that reaches us
+      // anyway must still end the stream as failed, never be read as an empty success (backends.md §9).
+      const code = isContextOverflowMessage(errorMessage) ? 'context_length_exceeded' : 'server_error';
+      this.emitFailed(code, `backend stream failed: ${errorMessage}`);
+      return this.endBatch();
+    }
+    if (chunk.usage) this.usage = chunk.usage;
+    const choice = pickFirstChoice(chunk);
+    if (choice) {
+      const delta = choice.delta;
+      if (delta) {
+        // vLLM 0.11.1–0.15 sends the same text under both keys: read one, never both (backends.md §2.4).
+        const reasoning = delta.reasoning ?? delta.reasoning_content;
+        if (reasoning) this.appendText('reasoning', reasoning);
+        // A chunk may carry content and tool_calls together; text comes first (bridge-rules.md §6.4).
+        if (delta.content) this.appendText('message', delta.content);
+        if (delta.tool_calls) for (const entry of delta.tool_calls) this.applyToolCallDelta(entry);
+      }
+      // Arguments in the finish chunk were applied above, before anything closes.
+      if (choice.finish_reason && this.finishReason === null) this.handleFinishReason(choice.finish_reason);
+    }
+    return this.endBatch();
+  }
+
+  keepalive(): ResponsesStreamEvent[] {
+    if (this.isTerminated) return [];
+    this.beginBatch();
+    if (!this.started) this.ensureStarted();
+    else this.emit({ type: 'response.in_progress', response: this.createSnapshot() });
+    return this.endBatch();
+  }
+
+  finish(): ResponsesStreamEvent[] {
+    if (this.isTerminated) return [];
+    this.beginBatch();
+    this.ensureStarted();
+    const mapping = this.finishMapping;
+    if (this.finishReason === null || mapping === null) {
+      // Ollama's error path and engine deaths end the stream without a finish reason (backends.md §8).
+      this.emitFailed('server_error', 'backend stream ended before a finish reason: the response is incomplete');
+    } else if (mapping.status === 'failed') {
+      this.emitFailed('server_error', `backend finished with reason "${this.finishReason}"`);
+    } else {
+      // Items that opened after the finish chunk (nothing should, but engines vary) close now.
+      this.closeOpenItems();
+      const truncated = this.items.some((item) => item.kind === 'tool_call' && item.truncated);
+      let status: ResponsesStatus = mapping.status;
+      let incompleteReason = mapping.incompleteReason;
+      if (truncated && status === 'completed') {
+        status = 'incomplete';
+        incompleteReason = 'max_output_tokens';
+      }
+      const response = this.createResponse(status);
+      response.usage = this.createUsage();
+      if (status === 'incomplete') {
+        response.incomplete_details = { reason: incompleteReason ?? 'max_output_tokens' };
+        this.emitTerminal('response.incomplete', response);
+      } else {
+        this.emitTerminal('response.completed', response);
+      }
+    }
+    return this.endBatch();
+  }
+
+  /** Failure after the stream started (bridge-rules.md §8): `response.failed`, open calls never delivered. */
+  fail(error: { code: StreamFailureCode; message: string }): ResponsesStreamEvent[] {
+    if (this.isTerminated) return [];
+    this.beginBatch();
+    this.ensureStarted();
+    this.emitFailed(error.code, error.message);
+    return this.endBatch();
+  }
+
+  // ---------- event plumbing ----------
+
+  private beginBatch(): void {
+    this.events = [];
+  }
+
+  private endBatch(): ResponsesStreamEvent[] {
+    const batch = this.events;
+    this.events = [];
+    return batch;
+  }
+
+  private emit(event: UnsequencedEvent): void {
+    // `type` first, then `sequence_number`, as OpenAI orders them; the remaining fields follow.
+    const sequenced: ResponsesStreamEvent = Object.assign({ type: event.type, sequence_number: this.sequenceNumber++ }, event);
+    this.events.push(sequenced);
+  }
+
+  private ensureStarted(): void {
+    if (this.started) return;
+    this.started = true;
+    this.emit({ type: 'response.created', response: this.createSnapshot() });
+    this.emit({ type: 'response.in_progress', response: this.createSnapshot() });
+  }
+
+  /** The in-progress snapshot; created, the first in_progress and every keepalive carry the same one. */
+  private createSnapshot(): ResponsesResponse {
+    return this.createResponse('in_progress', []);
+  }
+
+  private createResponse(status: ResponsesStatus, output: ResponsesOutputItem[] = this.collectDoneItems()): ResponsesResponse {
+    return {
+      id: this.options.responseId,
+      object: 'response',
+      created_at: this.options.createdAt,
+      model: this.options.model,
+      status,
+      output,
+    };
+  }
+
+  /** The terminal `output` is exactly the items sent in `output_item.done`, in `output_index` order. */
+  private collectDoneItems(): ResponsesOutputItem[] {
+    const output: ResponsesOutputItem[] = [];
+    for (const item of this.items) if (item.doneItem) output.push(item.doneItem);
+    return output;
+  }
+
+  private createUsage(): ResponsesUsage {
+    return mapChatUsageToResponsesUsage(this.usage);
+  }
+
+  private emitTerminal(type: 'response.completed' | 'response.incomplete' | 'response.failed', response: ResponsesResponse): void {
+    this.emit({ type, response });
+    this.terminalResponse = response;
+    this.isTerminated = true;
+  }
+
+  /** Open items stay open: Codex only stores `output_item.done`, so nothing partial reaches its history. */
+  private emitFailed(code: StreamFailureCode, message: string): void {
+    const response = this.createResponse('failed');
+    response.error = { code, message };
+    this.emitTerminal('response.failed', response);
+  }
+
+  private addWarning(warning: BridgeWarning | null): void {
+    if (warning) this.recordedWarnings.push(warning);
+  }
+
+  // ---------- reasoning and message items ----------
+
+  private appendText(kind: 'reasoning' | 'message', text: string): void {
+    const active = this.activeTextItem;
+    if (active && active.kind === kind && !active.closed) {
+      active.parts.push(text);
+      this.emitTextDelta(active, text);
+      return;
+    }
+    if (WHITESPACE_ONLY.test(text)) {
+      this.heldWhitespace[kind] += text;
+      return;
+    }
+    const fullText = this.heldWhitespace[kind] + text;
+    const item = this.openTextItem(kind);
+    item.parts.push(fullText);
+    this.emitTextDelta(item, fullText);
+  }
+
+  private openTextItem(kind: 'reasoning' | 'message'): TextItemState {
+    this.retireActiveTextItem();
+    this.heldWhitespace = { reasoning: '', message: '' };
+    const item: TextItemState = {
+      kind,
+      outputIndex: this.items.length,
+      itemId: this.createItemId(kind === 'reasoning' ? 'rs' : 'msg'),
+      parts: [],
+      closed: false,
+      doneItem: null,
+    };
+    this.items.push(item);
+    this.activeTextItem = item;
+    if (kind === 'reasoning') {
+      this.emit({
+        type: 'response.output_item.added',
+        output_index: item.outputIndex,
+        item: { type: 'reasoning', id: item.itemId, summary: [], content: [] },
+      });
+    } else {
+      this.emit({
+        type: 'response.output_item.added',
+        output_index: item.outputIndex,
+        item: { type: 'message', id: item.itemId, role: 'assistant', status: 'in_progress', content: [] },
+      });
+      this.emit({
+        type: 'response.content_part.added',
+        item_id: item.itemId,
+        output_index: item.outputIndex,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
+    }
+    return item;
+  }
+
+  private emitTextDelta(item: TextItemState, delta: string): void {
+    const type = item.kind === 'reasoning' ? 'response.reasoning_text.delta' : 'response.output_text.delta';
+    this.emit({ type, item_id: item.itemId, output_index: item.outputIndex, content_index: 0, delta });
+  }
+
+  /** The next item opens: the active text item stops receiving text and closes (or waits, if deferred). */
+  private retireActiveTextItem(): void {
+    const active = this.activeTextItem;
+    this.activeTextItem = null;
+    if (!active) return;
+    if (active.kind === 'message' && this.options.deferMessageDone) return;
+    this.closeTextItem(active);
+  }
+
+  private closeTextItem(item: TextItemState): void {
+    if (item.closed) return;
+    item.closed = true;
+    if (this.activeTextItem === item) this.activeTextItem = null;
+    const text = item.parts.join('');
+    item.parts = [text];
+    if (item.kind === 'reasoning') {
+      const doneItem: ResponsesReasoningItem = {
+        type: 'reasoning',
+        id: item.itemId,
+        summary: [],
+        content: [{ type: 'reasoning_text', text }],
+      };
+      item.doneItem = doneItem;
+      this.emit({ type: 'response.reasoning_text.done', item_id: item.itemId, output_index: item.outputIndex, content_index: 0, text });
+      this.emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: doneItem });
+      return;
+    }
+    const doneItem: ResponsesMessageItem = {
+      type: 'message',
+      id: item.itemId,
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text, annotations: [] }],
+    };
+    item.doneItem = doneItem;
+    this.emit({ type: 'response.output_text.done', item_id: item.itemId, output_index: item.outputIndex, content_index: 0, text });
+    this.emit({
+      type: 'response.content_part.done',
+      item_id: item.itemId,
+      output_index: item.outputIndex,
+      content_index: 0,
+      part: { type: 'output_text', text, annotations: [] },
+    });
+    this.emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: doneItem });
+  }
+
+  // ---------- tool calls ----------
+
+  private applyToolCallDelta(entry: ChatToolCallWire): void {
+    const call = this.findOrCreateCall(entry);
+    if (call.closed) return; // Fragments after the finish chunk cannot change a delivered call.
+
+    const wireId = entry.id;
+    if (wireId && call.wireId === null) {
+      // `null` never overwrites a known id (SGLang), and a repeated id (qwen3_xml) is the same call.
+      call.wireId = wireId;
+      if (!this.callsByWireId.has(wireId)) this.callsByWireId.set(wireId, call);
+    }
+
+    const native = entry.type === 'custom' || (entry.custom !== null && entry.custom !== undefined);
+    if (native) call.native = true;
+    const name = native ? entry.custom?.name : entry.function?.name;
+    // The name is taken from the first non-empty value; later nulls (SGLang) are ignored.
+    if (name && call.wireName === '') call.wireName = name;
+
+    const fragment = native ? (entry.custom?.input ?? '') : readChatToolCallArguments(entry.function?.arguments);
+
+    if (!call.opened) {
+      call.argumentsText += fragment;
+      // The custom/function decision and the namespace need the name, so `added` waits for it.
+      if (call.wireName !== '') this.openCall(call);
+      return;
+    }
+    if (fragment !== '') {
+      call.argumentsText += fragment;
+      this.emitCallDelta(call, fragment);
+    }
+  }
+
+  private findOrCreateCall(entry: ChatToolCallWire): ToolCallState {
+    const index = entry.index;
+    if (typeof index === 'number') {
+      const known = this.callsByIndex.get(index);
+      if (known) return known;
+      const call = this.createCallState();
+      this.callsByIndex.set(index, call);
+      return call;
+    }
+    // No index: fall back to the id, then to the call that is currently streaming.
+    if (entry.id) {
+      const known = this.callsByWireId.get(entry.id);
+      if (known) return known;
+      return this.createCallState();
+    }
+    return this.lastCall ?? this.createCallState();
+  }
+
+  private createCallState(): ToolCallState {
+    const call: ToolCallState = {
+      kind: 'tool_call',
+      outputIndex: -1,
+      itemId: '',
+      native: false,
+      wireId: null,
+      wireName: '',
+      argumentsText: '',
+      callId: '',
+      itemType: 'function_call',
+      decoder: null,
+      opened: false,
+      closed: false,
+      truncated: false,
+      doneItem: null,
+    };
+    this.calls.push(call);
+    this.lastCall = call;
+    return call;
+  }
+
+  private openCall(call: ToolCallState): void {
+    this.retireActiveTextItem();
+    this.heldWhitespace = { reasoning: '', message: '' };
+
+    const deduplicated = this.deduplicateCallId(call.wireId || this.createCallId());
+    this.addWarning(deduplicated.warning);
+    call.callId = deduplicated.callId;
+
+    const entry = this.options.toolMap.get(call.wireName);
+    const isCustom = call.native || entry?.kind === 'custom';
+    call.itemType = isCustom ? 'custom_tool_call' : 'function_call';
+    call.itemId = this.createItemId(isCustom ? 'ctc' : 'fc');
+    call.outputIndex = this.items.length;
+    call.opened = true;
+    this.items.push(call);
+
+    const name = entry?.name ?? call.wireName;
+    const namespace = entry?.namespace ?? null;
+    let item: ResponsesFunctionCallItem | ResponsesCustomToolCallItem;
+    if (isCustom) {
+      item = { type: 'custom_tool_call', id: call.itemId, call_id: call.callId, name, input: '', status: 'in_progress' };
+      // Bridged calls stream JSON arguments that need decoding; native ones stream the input itself.
+      if (!call.native) call.decoder = new InputStringDecoder();
+    } else {
+      item = { type: 'function_call', id: call.itemId, call_id: call.callId, name, arguments: '', status: 'in_progress' };
+    }
+    if (namespace !== null) item.namespace = namespace;
+    this.emit({ type: 'response.output_item.added', output_index: call.outputIndex, item });
+
+    if (call.argumentsText !== '') this.emitCallDelta(call, call.argumentsText);
+  }
+
+  private emitCallDelta(call: ToolCallState, fragment: string): void {
+    if (call.itemType === 'function_call') {
+      this.emit({ type: 'response.function_call_arguments.delta', item_id: call.itemId, output_index: call.outputIndex, delta: fragment });
+      return;
+    }
+    const delta = call.decoder ? call.decoder.push(fragment) : fragment;
+    if (delta === '') return;
+    this.emit({
+      type: 'response.custom_tool_call_input.delta',
+      item_id: call.itemId,
+      call_id: call.callId,
+      output_index: call.outputIndex,
+      delta,
+    });
+  }
+
+  private closeCall(call: ToolCallState): void {
+    if (call.closed) return;
+    call.closed = true;
+    const finishReason = this.finishReason;
+
+    if (call.native) {
+      // A native input cannot be checked for completeness; when the engine stopped for length, the
+      // last item is the one that was cut, and partial code must never reach `exec` (bridge-rules.md §5.4).
+      if (finishReason === 'length' && call.outputIndex === this.items.length - 1) {
+        call.truncated = true;
+        this.addWarning(
+          createWarning('truncated', 'the backend stopped for length while streaming this call; it was not delivered', {
+            tool: call.wireName,
+            callId: call.callId,
+            raw: call.argumentsText,
+          }),
+        );
+        return;
+      }
+      const item = liftNativeCustomToolCall({
+        name: call.wireName,
+        input: call.argumentsText,
+        callId: call.callId,
+        toolMap: this.options.toolMap,
+        itemId: call.itemId,
+      });
+      this.emitCallDone(call, item);
+      return;
+    }
+
+    const lifted = liftToolCall({
+      wireName: call.wireName,
+      argumentsText: call.argumentsText,
+      callId: call.callId,
+      finishReason,
+      toolMap: this.options.toolMap,
+      itemId: call.itemId,
+    });
+    for (const warning of lifted.warnings) this.addWarning(warning);
+    if (lifted.item === null) {
+      // Truncated: no done events. Codex executes only `output_item.done`, so the `added` it saw is inert.
+      call.truncated = true;
+      return;
+    }
+    this.emitCallDone(call, lifted.item);
+  }
+
+  private emitCallDone(call: ToolCallState, item: ResponsesFunctionCallItem | ResponsesCustomToolCallItem): void {
+    call.doneItem = item;
+    switch (item.type) {
+      case 'function_call':
+        this.emit({
+          type: 'response.function_call_arguments.done',
+          item_id: call.itemId,
+          output_index: call.outputIndex,
+          arguments: item.arguments,
+        });
+        break;
+      case 'custom_tool_call': {
+        const sent = call.decoder ? call.decoder.decoded : call.argumentsText;
+        if (!item.input.startsWith(sent)) {
+          // Malformed arguments can decode to something the lift rules then replace: the done value wins.
+          this.addWarning(
+            createWarning('input_delta_mismatch', 'the streamed input deltas are not a prefix of the delivered input; the done event carries the delivered input', {
+              tool: item.name,
+              callId: item.call_id,
+              raw: call.argumentsText,
+            }),
+          );
+        }
+        this.emit({
+          type: 'response.custom_tool_call_input.done',
+          item_id: call.itemId,
+          call_id: item.call_id,
+          output_index: call.outputIndex,
+          input: item.input,
+        });
+        break;
+      }
+      default: {
+        const exhaustive: never = item;
+        throw new Error(`unexpected call item ${JSON.stringify(exhaustive)}`);
+      }
+    }
+    this.emit({ type: 'response.output_item.done', output_index: call.outputIndex, item });
+  }
+
+  // ---------- finishing ----------
+
+  private handleFinishReason(reason: string): void {
+    this.finishReason = reason;
+    const mapping = mapChatFinishReason(reason);
+    this.finishMapping = mapping;
+    if (mapping.unusual) {
+      this.addWarning(createWarning('finish_reason_unusual', `the backend finished with reason "${reason}"; the response is ${mapping.status}`));
+    }
+    // A failed finish (abort, error) delivers nothing more; finish() sends response.failed.
+    if (mapping.status === 'failed') return;
+    this.closeOpenItems();
+  }
+
+  /** At the finish chunk every open item closes in `output_index` order (bridge-rules.md §6.5). */
+  private closeOpenItems(): void {
+    // Calls that never got a name were never announced; announce them now so they are not lost.
+    for (const call of this.calls) if (!call.opened) this.openCall(call);
+    this.activeTextItem = null;
+    this.heldWhitespace = { reasoning: '', message: '' };
+    for (const item of this.items) {
+      if (item.kind === 'tool_call') this.closeCall(item);
+      else this.closeTextItem(item);
+    }
+  }
+
+}
+
+function pickFirstChoice(chunk: ChatCompletionChunk): NonNullable<ChatCompletionChunk['choices']>[number] | null {
+  const choices = chunk.choices;
+  if (!choices || choices.length === 0) return null;
+  // Only choices[0] is used (bridge-rules.md §5.1); engines that number choices put it at index 0.
+  return choices.find((choice) => (choice.index ?? 0) === 0) ?? null;
+}
+
+/** The text of a mid-stream error frame (vLLM/llama.cpp nested `error`, SGLang flat `object:"error"`). */
+function readErrorFrame(chunk: ChatCompletionChunk): string | null {
+  const error = chunk.error;
+  if (error !== undefined && error !== null) {
+    if (typeof error === 'string') return error;
+    if (typeof error === 'object' && 'message' in error && typeof error.message === 'string') return error.message;
+    return JSON.stringify(error);
+  }
+  if (chunk.object === 'error') return chunk.message ?? 'error frame without a message';
+  return null;
+}

@@ -1,0 +1,65 @@
+import type { ChatRequest } from './chat/chat-completions-api.ts';
+import type { ResponsesOutputItem, ResponsesUsage } from './responses/responses-output.ts';
+import type { BridgeWarning } from './warnings.ts';
+
+/**
+ * Live traffic, one exchange per Codex request (style.md §10). The server emits these to an
+ * injected listener (the panel) and appends the finished exchange to the log file.
+ */
+export interface ExchangeTimings {
+  /** Milliseconds since the exchange started. */
+  upstreamHeadersMs: number | null;
+  firstDeltaMs: number | null;
+  totalMs: number | null;
+}
+
+export type ExchangeOutcome = 'completed' | 'incomplete' | 'failed' | 'rejected' | 'aborted';
+
+export interface ExchangeStartEvent {
+  type: 'exchange-start';
+  exchangeId: string;
+  startedAt: string;
+  model: string;
+  upstreamModel: string;
+  clientStream: boolean;
+  promptCacheKey: string | null;
+  /** Tools by kind and what lowering did with each (lowered, bridged, dropped and why). */
+  tools: ReadonlyArray<{ name: string; namespace: string | null; kind: string; disposition: string; wireName: string | null; reason: string | null }>;
+  toolChoice: { original: unknown; sent: unknown };
+  inputItems: number;
+  requestBytes: number;
+  loweredRequest: ChatRequest;
+}
+
+export interface ExchangeDeltaEvent {
+  type: 'exchange-delta';
+  exchangeId: string;
+  /** Items as delivered to Codex (output_item.done). */
+  items: ResponsesOutputItem[];
+  warnings: BridgeWarning[];
+}
+
+export interface ExchangeEndEvent {
+  type: 'exchange-end';
+  exchangeId: string;
+  outcome: ExchangeOutcome;
+  httpStatus: number;
+  timings: ExchangeTimings;
+  usage: ResponsesUsage | null;
+  output: ResponsesOutputItem[];
+  warnings: BridgeWarning[];
+  error: { code: string; message: string } | null;
+}
+
+/** A request refused before lowering finished (bad JSON, collision, auth …). */
+export interface ExchangeRejectedEvent {
+  type: 'exchange-rejected';
+  exchangeId: string;
+  startedAt: string;
+  httpStatus: number;
+  error: { code: string | null; message: string };
+}
+
+export type TrafficEvent = ExchangeStartEvent | ExchangeDeltaEvent | ExchangeEndEvent | ExchangeRejectedEvent;
+
+export type TrafficListener = (event: TrafficEvent) => void;

@@ -1,0 +1,67 @@
+import express, { type Express } from 'express';
+import type { BridgeOptions } from '../core/bridge-options.ts';
+import type { Logger } from '../core/logger.ts';
+import type { TrafficListener } from '../core/traffic-event.ts';
+import type { WarningLedger } from '../core/warnings.ts';
+import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES } from './error-middleware.ts';
+import { createModelsHandler } from './models-route.ts';
+import { createResponsesHandler } from './responses-route.ts';
+import { createSecurityMiddleware } from './security.ts';
+import type { UpstreamClient } from './upstream-client.ts';
+
+export interface AppDependencies {
+  upstream: UpstreamClient;
+  getOptions: () => BridgeOptions;
+  ledger: WarningLedger;
+  logger: Logger;
+  onTraffic: TrafficListener;
+  getToken: () => string | null;
+  getSecrets: () => ReadonlyArray<string | null>;
+  allowedHostnames: readonly string[];
+  keepaliveSeconds: number;
+  commitGraceMs: number;
+  upstreamIdleTimeoutSeconds: number;
+  version: string;
+}
+
+/** Pure wiring (style.md §9): listening happens in start-server.ts. */
+export function createApp(dependencies: AppDependencies): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.use(createSecurityMiddleware({ allowedHostnames: dependencies.allowedHostnames, getToken: dependencies.getToken }));
+
+  app.get('/healthz', (_request, response) => {
+    response.json({ status: 'ok', name: 'freeform-bridge', version: dependencies.version, backend: dependencies.upstream.baseUrl });
+  });
+  app.get('/v1/models', createModelsHandler(dependencies.upstream));
+  // Codex resends the whole history on every turn: express's 100 kB default would reject real sessions.
+  app.post(
+    '/v1/responses',
+    express.json({ limit: MAX_REQUEST_BODY_BYTES, strict: false }),
+    createResponsesHandler({
+      upstream: dependencies.upstream,
+      getOptions: dependencies.getOptions,
+      ledger: dependencies.ledger,
+      logger: dependencies.logger,
+      onTraffic: dependencies.onTraffic,
+      keepaliveSeconds: dependencies.keepaliveSeconds,
+      commitGraceMs: dependencies.commitGraceMs,
+      upstreamIdleTimeoutSeconds: dependencies.upstreamIdleTimeoutSeconds,
+      getSecrets: dependencies.getSecrets,
+    }),
+  );
+  app.use((request, response) => {
+    response.status(404).json({
+      error: {
+        message: `freeform-bridge has no route ${request.method} ${request.path} (Codex posts to /v1/responses; base_url must end in /v1)`,
+        type: 'invalid_request_error',
+        param: null,
+        code: 'not_found',
+      },
+    });
+  });
+  app.use(createErrorMiddleware({ logger: dependencies.logger, onTraffic: dependencies.onTraffic }));
+  return app;
+}

@@ -1,0 +1,97 @@
+import type { NextFunction, Request, Response } from 'express';
+import { InvalidRequestError, UnsupportedFeatureError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import { createOpenAiErrorBody, type OpenAiErrorBody } from '../core/openai-error.ts';
+import type { TrafficListener } from '../core/traffic-event.ts';
+import type { ExchangeLocals } from './responses-route.ts';
+
+/** Body-parser failures carry a `type` string and an HTTP status (express.json). */
+interface BodyParserError {
+  type: string;
+  status?: number;
+  limit?: number;
+  message: string;
+}
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  return typeof error === 'object' && error !== null && typeof (error as BodyParserError).type === 'string' && 'status' in error;
+}
+
+interface MappedError {
+  status: number;
+  body: OpenAiErrorBody;
+  headers?: Record<string, string>;
+}
+
+export const MAX_REQUEST_BODY_BYTES = 64 * 1024 * 1024;
+
+/** The one place errors become HTTP statuses (bridge-rules.md §8). Never 500: Codex hides its body and retries. */
+export function mapErrorToResponse(error: unknown): MappedError {
+  if (InvalidRequestError.is(error)) {
+    const status = error.code === 'unsupported_media_type' ? 415 : 400;
+    return { status, body: createOpenAiErrorBody(error.message, { param: error.param, code: error.code }) };
+  }
+  if (UnsupportedFeatureError.is(error)) {
+    return { status: 400, body: createOpenAiErrorBody(error.message, { param: error.param, code: 'unsupported_feature' }) };
+  }
+  if (UpstreamConnectionError.is(error)) {
+    return {
+      status: 503,
+      headers: { 'retry-after': '2' },
+      body: createOpenAiErrorBody(error.message, { type: 'server_error', code: 'backend_unreachable' }),
+    };
+  }
+  if (UpstreamHttpError.is(error)) {
+    return { status: 503, body: createOpenAiErrorBody(`backend answered HTTP ${error.status}`, { type: 'server_error', code: 'backend_unavailable' }) };
+  }
+  if (isBodyParserError(error)) {
+    switch (error.type) {
+      case 'entity.parse.failed':
+        return { status: 400, body: createOpenAiErrorBody(`request body is not valid JSON: ${error.message}`, { code: 'invalid_json' }) };
+      case 'entity.too.large':
+        return {
+          status: 413,
+          body: createOpenAiErrorBody(`request body is larger than the bridge's limit of ${MAX_REQUEST_BODY_BYTES / (1024 * 1024)} MB`, {
+            code: 'request_too_large',
+          }),
+        };
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return { status: 415, body: createOpenAiErrorBody(`unsupported request encoding: ${error.message}`, { code: 'unsupported_encoding' }) };
+      default:
+        return { status: error.status && error.status >= 400 && error.status < 500 ? error.status : 400, body: createOpenAiErrorBody(error.message, { code: error.type }) };
+    }
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  // A bridge bug: 400 so Codex prints it instead of retrying a hidden 500 thirty times.
+  return { status: 400, body: createOpenAiErrorBody(`freeform-bridge internal error: ${message}`, { code: 'bridge_internal_error' }) };
+}
+
+export function createErrorMiddleware(dependencies: { logger: Logger; onTraffic: TrafficListener }) {
+  return function handleError(error: unknown, request: Request, response: Response, _next: NextFunction): void {
+    const locals = response.locals as ExchangeLocals;
+    if (response.headersSent) {
+      // The SSE response is committed: end it with response.failed, never a silent close.
+      if (locals.failStream) locals.failStream('server_error', `freeform-bridge failed mid-stream: ${error instanceof Error ? error.message : String(error)}`);
+      else response.end();
+      dependencies.logger.error('error after the response started', { error: String(error) });
+      return;
+    }
+    const mapped = mapErrorToResponse(error);
+    if (mapped.status >= 400 && !InvalidRequestError.is(error) && !UnsupportedFeatureError.is(error) && !UpstreamConnectionError.is(error) && !isBodyParserError(error)) {
+      dependencies.logger.error('unexpected error', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+    }
+    if (!locals.exchangeStarted && request.path === '/v1/responses') {
+      dependencies.onTraffic({
+        type: 'exchange-rejected',
+        exchangeId: locals.exchangeId ?? 'unnamed',
+        startedAt: new Date().toISOString(),
+        httpStatus: mapped.status,
+        error: { code: mapped.body.error.code, message: mapped.body.error.message },
+      });
+    }
+    response.status(mapped.status);
+    if (mapped.headers) response.set(mapped.headers);
+    response.json(mapped.body);
+  };
+}

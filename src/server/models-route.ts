@@ -1,0 +1,19 @@
+import type { Request, Response } from 'express';
+import { mapUpstreamHttpError } from '../core/map-upstream-http-error.ts';
+import type { UpstreamClient } from './upstream-client.ts';
+
+/** `GET /v1/models` is proxied so a user can check the bridge sees their backend's model names. */
+export function createModelsHandler(upstream: UpstreamClient) {
+  return async function handleModels(request: Request, response: Response): Promise<void> {
+    const abortController = new AbortController();
+    response.on('close', () => abortController.abort());
+    const upstreamResponse = await upstream.getModels(abortController.signal);
+    const text = await upstreamResponse.text();
+    if (upstreamResponse.status !== 200) {
+      const mapped = mapUpstreamHttpError(upstreamResponse.status, text, { backendUrl: upstream.baseUrl, model: '(listing models)', retryAfter: null });
+      response.status(mapped.status).set(mapped.headers).json(mapped.body);
+      return;
+    }
+    response.status(200).type('application/json').send(text);
+  };
+}

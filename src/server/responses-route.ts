@@ -1,0 +1,357 @@
+import type { Request, Response } from 'express';
+import type { BridgeOptions } from '../core/bridge-options.ts';
+import { chatCompletionSchema } from '../core/chat/chat-completions-api.ts';
+import { InvalidRequestError, UpstreamConnectionError } from '../core/errors.ts';
+import { createItemId } from '../core/ids.ts';
+import type { Logger } from '../core/logger.ts';
+import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
+import { mapUpstreamHttpError, type MappedUpstreamError } from '../core/map-upstream-http-error.ts';
+import { parseJson } from '../core/parse-json.ts';
+import { redactSecrets } from '../core/redact-headers.ts';
+import type { ResponsesOutputItem, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
+import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../core/sse/sse-decoder.ts';
+import { encodeSseEvent } from '../core/sse/sse-encoder.ts';
+import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
+import { convertChatCompletionToChunk } from '../core/stream/convert-chat-completion-to-chunk.ts';
+import type { ExchangeOutcome, TrafficListener } from '../core/traffic-event.ts';
+import type { BridgeWarning, WarningLedger } from '../core/warnings.ts';
+import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
+
+export interface ResponsesRouteDependencies {
+  upstream: UpstreamClient;
+  getOptions: () => BridgeOptions;
+  ledger: WarningLedger;
+  logger: Logger;
+  onTraffic: TrafficListener;
+  /** Seconds without any event before a `response.in_progress` keepalive goes out; 0 disables. */
+  keepaliveSeconds: number;
+  /**
+   * How long to wait for the backend's status before committing the SSE response anyway. Errors
+   * engines return before streaming still become proper HTTP statuses within this window
+   * (bridge-rules.md §7).
+   */
+  commitGraceMs: number;
+  /** Backend silence (no byte) that turns into `response.failed`; 0 disables. */
+  upstreamIdleTimeoutSeconds: number;
+  /** Secrets that must never appear in anything we send back or log. */
+  getSecrets: () => ReadonlyArray<string | null>;
+}
+
+/** Locals the error middleware reads when a failure happens after the SSE response was committed. */
+export interface ExchangeLocals {
+  exchangeId?: string;
+  exchangeStarted?: boolean;
+  failStream?: (code: 'server_error', message: string) => void;
+}
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  // Reverse proxies (nginx) buffer responses unless told otherwise; Codex needs each event now.
+  'x-accel-buffering': 'no',
+} as const;
+
+function seconds(milliseconds: number): number {
+  return Math.floor(milliseconds / 1000);
+}
+
+function isTerminalEvent(event: ResponsesStreamEvent): boolean {
+  return event.type === 'response.completed' || event.type === 'response.incomplete' || event.type === 'response.failed';
+}
+
+function contentTypeOf(response: UpstreamResponse): string {
+  const value = response.headers['content-type'];
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}
+
+function retryAfterOf(response: UpstreamResponse): string | null {
+  const value = response.headers['retry-after'];
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
+export function createResponsesHandler(dependencies: ResponsesRouteDependencies) {
+  const { upstream, logger, onTraffic } = dependencies;
+
+  return async function handleResponses(request: Request, response: Response): Promise<void> {
+    const locals = response.locals as ExchangeLocals;
+    const exchangeId = createItemId('resp');
+    locals.exchangeId = exchangeId;
+    const startedAtMs = Date.now();
+    const elapsed = (): number => Date.now() - startedAtMs;
+
+    if (!request.is('application/json')) {
+      throw new InvalidRequestError(
+        `expected a JSON body with Content-Type: application/json, got '${request.headers['content-type'] ?? '(none)'}'`,
+        { code: 'unsupported_media_type' },
+      );
+    }
+    const lowered: LoweredRequest = convertResponsesRequestToChatRequest(request.body, dependencies.getOptions(), dependencies.ledger);
+    const chatRequestText = JSON.stringify(lowered.chatRequest);
+
+    locals.exchangeStarted = true;
+    onTraffic({
+      type: 'exchange-start',
+      exchangeId,
+      startedAt: new Date(startedAtMs).toISOString(),
+      model: lowered.summary.model,
+      upstreamModel: lowered.summary.upstreamModel,
+      clientStream: lowered.clientStream,
+      promptCacheKey: lowered.summary.promptCacheKey,
+      tools: lowered.summary.tools,
+      toolChoice: lowered.summary.toolChoice,
+      inputItems: lowered.summary.inputItems,
+      requestBytes: Number(request.headers['content-length'] ?? 0),
+      loweredRequest: lowered.chatRequest,
+    });
+
+    const translator = new ChatStreamTranslator({
+      responseId: exchangeId,
+      model: lowered.summary.model,
+      createdAt: seconds(startedAtMs),
+      toolMap: lowered.toolMap,
+    });
+    const warnings: BridgeWarning[] = [...lowered.warnings];
+    let reportedTranslatorWarnings = 0;
+    const delivered: ResponsesOutputItem[] = [];
+    let upstreamHeadersMs: number | null = null;
+    let firstDeltaMs: number | null = null;
+    let committed = false;
+    let finished = false;
+    let clientGone = false;
+
+    const abortController = new AbortController();
+    response.on('close', () => {
+      if (!response.writableFinished) {
+        clientGone = true;
+        abortController.abort(new Error('client disconnected'));
+      }
+    });
+
+    const sendTrafficDelta = (items: ResponsesOutputItem[]): void => {
+      const newWarnings = translator.warnings.slice(reportedTranslatorWarnings);
+      reportedTranslatorWarnings = translator.warnings.length;
+      warnings.push(...newWarnings);
+      if (items.length > 0 || newWarnings.length > 0) onTraffic({ type: 'exchange-delta', exchangeId, items, warnings: newWarnings });
+    };
+
+    const endExchange = (outcome: ExchangeOutcome, httpStatus: number, error: { code: string; message: string } | null): void => {
+      if (finished) return;
+      finished = true;
+      sendTrafficDelta([]);
+      const final = translator.finalResponse;
+      onTraffic({
+        type: 'exchange-end',
+        exchangeId,
+        outcome,
+        httpStatus,
+        timings: { upstreamHeadersMs, firstDeltaMs, totalMs: elapsed() },
+        usage: final?.usage ?? null,
+        output: final?.output ?? delivered,
+        warnings,
+        error,
+      });
+    };
+
+    // ---- writing toward Codex ----
+    let keepaliveTimer: NodeJS.Timeout | null = null;
+    const writeEvents = (events: ResponsesStreamEvent[]): void => {
+      if (events.length === 0) return;
+      const items: ResponsesOutputItem[] = [];
+      let text = '';
+      for (const event of events) {
+        if (event.type === 'response.output_item.done') items.push(event.item);
+        if (firstDeltaMs === null && event.type !== 'response.created' && event.type !== 'response.in_progress') firstDeltaMs = elapsed();
+        if (committed) text += encodeSseEvent(event);
+      }
+      delivered.push(...items);
+      if (committed && !clientGone) {
+        response.write(text);
+        keepaliveTimer?.refresh();
+      }
+      sendTrafficDelta(items);
+      if (events.some(isTerminalEvent)) finishResponse();
+    };
+
+    const commit = (): void => {
+      if (committed || clientGone) return;
+      committed = true;
+      response.writeHead(200, SSE_HEADERS);
+      response.flushHeaders();
+      writeEvents(translator.start());
+      if (dependencies.keepaliveSeconds > 0) {
+        keepaliveTimer = setInterval(() => writeEvents(translator.keepalive()), dependencies.keepaliveSeconds * 1000);
+      }
+    };
+
+    const stopTimers = (): void => {
+      if (keepaliveTimer) clearInterval(keepaliveTimer);
+      keepaliveTimer = null;
+    };
+
+    const finishResponse = (): void => {
+      stopTimers();
+      const final = translator.finalResponse;
+      if (!final) return;
+      const outcome: ExchangeOutcome = final.status === 'in_progress' ? 'failed' : final.status;
+      if (committed) {
+        if (!clientGone) response.end();
+        endExchange(outcome, 200, final.error ?? null);
+        return;
+      }
+      // stream: false — the same Response object as one JSON body; a failure is an HTTP error.
+      if (final.status === 'failed') {
+        const code = final.error?.code ?? 'server_error';
+        const status = code === 'context_length_exceeded' ? 400 : 503;
+        const message = final.error?.message ?? 'backend failed';
+        if (!clientGone) {
+          response.status(status).json({ error: { message, type: status === 400 ? 'invalid_request_error' : 'server_error', param: null, code } });
+        }
+        endExchange('failed', status, { code, message });
+        return;
+      }
+      if (!clientGone) response.status(200).json(final);
+      endExchange(outcome, 200, null);
+    };
+
+    const failStream = (code: 'context_length_exceeded' | 'server_error', message: string): void => {
+      if (translator.terminated) return;
+      if (!committed && lowered.clientStream) commit();
+      writeEvents(translator.fail({ code, message: redactSecrets(message, dependencies.getSecrets()) }));
+    };
+    locals.failStream = failStream;
+
+    const answerWithError = (mapped: MappedUpstreamError): void => {
+      stopTimers();
+      const message = redactSecrets(mapped.body.error.message, dependencies.getSecrets());
+      if (committed) {
+        const code = mapped.body.error.code === 'context_length_exceeded' ? 'context_length_exceeded' : 'server_error';
+        failStream(code, message);
+        return;
+      }
+      finished = false;
+      response.status(mapped.status).set(mapped.headers).json({ error: { ...mapped.body.error, message } });
+      endExchange('failed', mapped.status, { code: mapped.body.error.code ?? 'backend_error', message });
+    };
+
+    // ---- calling the backend ----
+    const upstreamPromise = upstream.postChatCompletions(chatRequestText, abortController.signal);
+    let upstreamResponse: UpstreamResponse;
+    try {
+      if (lowered.clientStream && dependencies.commitGraceMs > 0) {
+        let graceTimer: NodeJS.Timeout | undefined;
+        const grace = new Promise<'grace'>((resolve) => {
+          graceTimer = setTimeout(() => resolve('grace'), dependencies.commitGraceMs);
+        });
+        const first = await Promise.race([upstreamPromise, grace]);
+        clearTimeout(graceTimer);
+        if (first === 'grace') {
+          // The backend is slow to even answer (queueing proxies): start the stream so Codex's idle
+          // timer is fed; an error status from here on becomes response.failed.
+          commit();
+          upstreamResponse = await upstreamPromise;
+        } else {
+          upstreamResponse = first;
+        }
+      } else {
+        upstreamResponse = await upstreamPromise;
+      }
+    } catch (error) {
+      stopTimers();
+      if (clientGone) {
+        endExchange('aborted', 499, null);
+        return;
+      }
+      if (committed) {
+        const message = UpstreamConnectionError.is(error) ? error.message : `backend request failed: ${String(error)}`;
+        failStream('server_error', message);
+        return;
+      }
+      endExchange('failed', 503, { code: 'backend_unreachable', message: error instanceof Error ? error.message : String(error) });
+      throw error;
+    }
+    upstreamHeadersMs = elapsed();
+
+    const errorContext = { backendUrl: upstream.baseUrl, model: lowered.chatRequest.model, retryAfter: retryAfterOf(upstreamResponse) };
+    if (upstreamResponse.status !== 200) {
+      const bodyText = await upstreamResponse.text().catch((error: unknown) => `(could not read the error body: ${String(error)})`);
+      logger.warn('backend answered with an error status', { exchangeId, status: upstreamResponse.status });
+      answerWithError(mapUpstreamHttpError(upstreamResponse.status, bodyText, errorContext));
+      return;
+    }
+
+    if (lowered.clientStream) commit();
+    else writeEvents(translator.start());
+
+    // ---- reading the backend's answer ----
+    let watchdog: NodeJS.Timeout | null = null;
+    if (dependencies.upstreamIdleTimeoutSeconds > 0) {
+      watchdog = setTimeout(() => {
+        abortController.abort(new Error('backend idle timeout'));
+        failStream('server_error', `backend at ${upstream.baseUrl} sent nothing for ${dependencies.upstreamIdleTimeoutSeconds} s; giving up`);
+      }, dependencies.upstreamIdleTimeoutSeconds * 1000);
+    }
+
+    const handleSseEvent = (event: SseEvent): boolean => {
+      const parsed = parseChatStreamEvent(event);
+      switch (parsed.kind) {
+        case 'done':
+          return false;
+        case 'chunk':
+          writeEvents(translator.push(parsed.chunk));
+          return true;
+        case 'error':
+          failStream(parsed.code, `backend stream failed (${upstream.baseUrl}): ${parsed.message}`);
+          return false;
+        case 'invalid':
+          failStream('server_error', `backend sent an unreadable stream frame (${upstream.baseUrl}): ${parsed.message}`);
+          return false;
+        default: {
+          const unexpected: never = parsed;
+          throw new Error(`unhandled stream event ${String(unexpected)}`);
+        }
+      }
+    };
+
+    try {
+      if (contentTypeOf(upstreamResponse).includes('application/json')) {
+        await relayJsonCompletion(upstreamResponse);
+      } else {
+        const decoder = new SseDecoder();
+        let keepReading = true;
+        for await (const bytes of upstreamResponse.body) {
+          watchdog?.refresh();
+          for (const event of decoder.push(bytes)) {
+            if (keepReading) keepReading = handleSseEvent(event);
+          }
+          if (!keepReading || translator.terminated) break;
+        }
+        if (keepReading && !translator.terminated) for (const event of decoder.end()) if (keepReading) keepReading = handleSseEvent(event);
+        if (!translator.terminated) writeEvents(translator.finish());
+      }
+    } catch (error) {
+      if (clientGone) {
+        endExchange('aborted', 499, null);
+      } else {
+        failStream('server_error', `backend stream broke (${upstream.baseUrl}): ${error instanceof Error ? error.message : String(error)}`);
+      }
+    } finally {
+      if (watchdog) clearTimeout(watchdog);
+      stopTimers();
+      if (!translator.terminated && clientGone) endExchange('aborted', 499, null);
+      if (upstreamResponse && !translator.terminated) upstreamResponse.discard();
+    }
+
+    async function relayJsonCompletion(source: UpstreamResponse): Promise<void> {
+      const text = await source.text();
+      const parsed = parseJson(text);
+      const completion = parsed.success ? chatCompletionSchema.safeParse(parsed.value) : null;
+      if (!completion?.success) {
+        failStream('server_error', `backend answered a stream request with unreadable JSON (${upstream.baseUrl})`);
+        return;
+      }
+      writeEvents(translator.push(convertChatCompletionToChunk(completion.data)));
+      if (!translator.terminated) writeEvents(translator.finish());
+    }
+  };
+}

@@ -1,0 +1,136 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Dispatcher } from 'undici';
+import packageJson from '../../package.json';
+import { resolveBridgeOptions, type BridgeOptions } from '../core/bridge-options.ts';
+import { createSilentLogger, type Logger } from '../core/logger.ts';
+import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
+import { createWarningLedger } from '../core/warnings.ts';
+import { createApp } from './create-app.ts';
+import { createExchangeLogWriter } from './exchange-log.ts';
+import { isLoopbackHostname } from './security.ts';
+import { createUpstreamClient } from './upstream-client.ts';
+
+export const BRIDGE_VERSION: string = packageJson.version;
+
+export interface BridgeServerConfig {
+  /** OpenAI-compatible base URL of the backend, ending in /v1. */
+  backendUrl: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  getBackendApiKey?: () => string | null;
+  /** When it returns a token, every /v1 request must carry `Authorization: Bearer <token>`. */
+  getToken?: () => string | null;
+  options?: Partial<BridgeOptions>;
+  keepaliveSeconds?: number;
+  commitGraceMs?: number;
+  upstreamIdleTimeoutSeconds?: number;
+  logger?: Logger;
+  onTraffic?: TrafficListener;
+  logFile?: string;
+  dispatcher?: Dispatcher;
+}
+
+export interface RunningBridge {
+  url: string;
+  host: string;
+  port: number;
+  /** Stops listening, aborts in-flight upstream calls and flushes the log file. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_KEEPALIVE_SECONDS = 15;
+export const DEFAULT_COMMIT_GRACE_MS = 1500;
+export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS = 900;
+
+function formatUrlHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+export async function startBridgeServer(config: BridgeServerConfig): Promise<RunningBridge> {
+  const host = config.host ?? '127.0.0.1';
+  const logger = config.logger ?? createSilentLogger();
+  const getBackendApiKey = config.getBackendApiKey ?? (() => null);
+  const getToken = config.getToken ?? (() => null);
+  const upstream = createUpstreamClient({ baseUrl: config.backendUrl, getApiKey: getBackendApiKey, dispatcher: config.dispatcher });
+  const options = resolveBridgeOptions(config.options);
+  const logWriter = config.logFile ? createExchangeLogWriter(config.logFile, logger) : null;
+  const listeners = [config.onTraffic, logWriter?.listener].filter((listener): listener is TrafficListener => listener !== undefined);
+  const onTraffic = (event: TrafficEvent): void => {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        // A faulty listener (panel, log) must never break a Codex turn.
+        logger.error('traffic listener failed', { error: String(error) });
+      }
+    }
+  };
+
+  const app = createApp({
+    upstream,
+    getOptions: () => options,
+    ledger: createWarningLedger(),
+    logger,
+    onTraffic,
+    getToken,
+    getSecrets: () => [getBackendApiKey(), getToken()],
+    allowedHostnames: isLoopbackHostname(host) || host === '0.0.0.0' || host === '::' ? [] : [host],
+    keepaliveSeconds: config.keepaliveSeconds ?? DEFAULT_KEEPALIVE_SECONDS,
+    commitGraceMs: config.commitGraceMs ?? DEFAULT_COMMIT_GRACE_MS,
+    upstreamIdleTimeoutSeconds: config.upstreamIdleTimeoutSeconds ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS,
+    version: BRIDGE_VERSION,
+  });
+
+  const server: Server = createServer(app);
+  // Long generations stream for many minutes; Node's default request timeout (5 min) would cut them.
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+  server.keepAliveTimeout = 5_000;
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      server.off('listening', onListening);
+      const port = config.port ?? 0;
+      if (error.code === 'EADDRINUSE') reject(new Error(`port ${port} on ${host} is already in use; choose another port (0 picks a free one)`, { cause: error }));
+      else if (error.code === 'EADDRNOTAVAIL') reject(new Error(`cannot listen on ${host}: no such local address`, { cause: error }));
+      else if (error.code === 'EACCES') reject(new Error(`not allowed to listen on ${host}:${port}`, { cause: error }));
+      else reject(error);
+    };
+    const onListening = (): void => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(config.port ?? 0, host);
+  });
+
+  const address = server.address() as AddressInfo;
+  const url = `http://${formatUrlHost(host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host)}:${address.port}`;
+  logger.info(`listening on ${url}`, { backend: upstream.baseUrl });
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    host,
+    port: address.port,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Destroying the sockets fires each response's 'close', which aborts its upstream request.
+        for (const socket of sockets) socket.destroy();
+        await closed;
+        await upstream.close();
+        await logWriter?.flush();
+      })();
+      return closing;
+    },
+  };
+}

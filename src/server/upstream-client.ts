@@ -1,0 +1,123 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import { UpstreamConnectionError } from '../core/errors.ts';
+
+/**
+ * The backend side: one undici Agent per bridge (never a global dispatcher) so tests and the
+ * extension can inject their own and close it with the server.
+ */
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: AsyncIterable<Uint8Array>;
+  /** Reads the whole body as text (error bodies). */
+  text(): Promise<string>;
+  /** Releases the socket without reading the rest. */
+  discard(): void;
+}
+
+export interface UpstreamClient {
+  readonly baseUrl: string;
+  postChatCompletions(body: string, signal: AbortSignal): Promise<UpstreamResponse>;
+  getModels(signal: AbortSignal): Promise<UpstreamResponse>;
+  close(): Promise<void>;
+}
+
+export interface UpstreamClientOptions {
+  /** OpenAI-compatible base URL ending in /v1. */
+  baseUrl: string;
+  /** Read at each request so a key changed in the extension applies at once; null sends no Authorization. */
+  getApiKey: () => string | null;
+  dispatcher?: Dispatcher;
+}
+
+export function normaliseBackendUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`backend URL '${url}' is not a valid URL (expected e.g. http://127.0.0.1:8000/v1)`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new Error(`backend URL '${url}' must start with http:// or https://`);
+  }
+  return parsed.toString().replace(/\/+$/, '');
+}
+
+export function createUpstreamAgent(): Agent {
+  return new Agent({
+    // vLLM closes idle keep-alive sockets after 5 s; stay below it so a pooled socket is never
+    // reused just as the server closes it (backends.md §10).
+    keepAliveTimeout: 4_000,
+    keepAliveMaxTimeout: 4_000,
+    // Streams send headers at once but may stay silent through queueing and prefill; the bridge's
+    // own watchdog decides when silence is a failure, so undici's timers are off.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    connectTimeout: 10_000,
+  });
+}
+
+const RETRYABLE_SOCKET_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+function errorCode(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    const withCause = error as { code?: unknown; cause?: { code?: unknown } };
+    if (typeof withCause.code === 'string') return withCause.code;
+    if (typeof withCause.cause?.code === 'string') return withCause.cause.code;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
+  const baseUrl = normaliseBackendUrl(options.baseUrl);
+  const ownsDispatcher = options.dispatcher === undefined;
+  const dispatcher = options.dispatcher ?? createUpstreamAgent();
+
+  function buildHeaders(extra: Record<string, string>): Record<string, string> {
+    const headers: Record<string, string> = { ...extra };
+    const apiKey = options.getApiKey();
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    return headers;
+  }
+
+  async function send(
+    method: 'GET' | 'POST',
+    path: string,
+    body: string | undefined,
+    signal: AbortSignal,
+  ): Promise<UpstreamResponse> {
+    const url = `${baseUrl}${path}`;
+    const headers = buildHeaders(body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'text/event-stream, application/json' });
+    // A pooled socket closed by the server at the moment we reuse it fails before any response
+    // byte; retrying once is safe because the backend never saw the request (backends.md §10).
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const response = await request(url, { method, headers, body, signal, dispatcher });
+        const responseBody = response.body;
+        return {
+          status: response.statusCode,
+          headers: response.headers,
+          body: responseBody,
+          text: () => responseBody.text(),
+          discard: () => {
+            responseBody.destroy();
+          },
+        };
+      } catch (error) {
+        if (signal.aborted) throw error;
+        const code = errorCode(error);
+        if (attempt === 0 && RETRYABLE_SOCKET_CODES.has(code)) continue;
+        throw new UpstreamConnectionError(url, code, { cause: error });
+      }
+    }
+  }
+
+  return {
+    baseUrl,
+    postChatCompletions: (body, signal) => send('POST', '/chat/completions', body, signal),
+    getModels: (signal) => send('GET', '/models', undefined, signal),
+    async close() {
+      if (ownsDispatcher) await dispatcher.close();
+    },
+  };
+}
