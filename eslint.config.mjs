@@ -26,8 +26,13 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['*', '!zod', '!./*', '!../*', ...nodeBuiltinsWithoutIo.map((name) => `!${name}`)],
+              // A regex, not a gitignore group: `!../**` negations do not match parent-relative paths.
+              regex: `^(?!zod$|\\.{1,2}/|(?:${nodeBuiltinsWithoutIo.join('|')})$)`,
               message: 'src/core is pure: it may import only zod, itself and Node built-ins that do no I/O.',
+            },
+            {
+              regex: '(^|/)\\.\\./(server|cli|extension|shared)/',
+              message: 'src/core must not reach into the layers built on it.',
             },
           ],
         },

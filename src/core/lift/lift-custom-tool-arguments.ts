@@ -35,9 +35,11 @@ export function liftCustomToolArguments(
   const cutByLength = context.finishReason === 'length';
 
   if (exceedsParseLimit(argumentsText)) {
-    // Not parsed, so the truncation test can only use the finish reason: scanning 16 MiB for an
-    // unterminated prefix would work but a backend that stopped for length is reason enough.
+    // Not parsed, but a cut-off text must still never run; the prefix scan is linear and allocation-free.
     if (cutByLength) return truncated(warn, 'the arguments exceed the parse limit and the backend stopped for length');
+    if (isUnterminatedJsonPrefix(argumentsText)) {
+      return truncated(warn, 'the arguments exceed the parse limit and end inside an unfinished JSON value');
+    }
     return {
       truncated: false,
       input: argumentsText,
@@ -75,7 +77,7 @@ export function liftCustomToolArguments(
   if (typeof value === 'string') {
     const inner = parseJson(value);
     if (inner.success && isPlainObject(inner.value)) {
-      // Unwrap exactly one level; a further string inside is treated by the object rules below.
+      // Unwrap exactly one level: the inner object goes through the object rules, nothing deeper is unwrapped.
       const unwrapped = warn('double_encoded', 'the arguments were a JSON string holding a JSON object; unwrapped one level');
       return liftFromObject(inner.value, value, warn, [unwrapped]);
     }

@@ -2,7 +2,7 @@ import type { ChatCompletionChunk, ChatToolCallWire, ChatUsage } from '../chat/c
 import { createCallId as createRandomCallId, createItemId as createRandomItemId, type ItemIdPrefix } from '../ids.ts';
 import { createCallIdDeduplicator, liftNativeCustomToolCall, liftToolCall, readChatToolCallArguments } from '../lift/lift-tool-call.ts';
 import { mapChatUsageToResponsesUsage } from '../lift/map-chat-usage.ts';
-import { mapChatFinishReason } from '../map-chat-finish-reason.ts';
+import { mapChatFinishReason, type MappedChatFinishReason } from '../map-chat-finish-reason.ts';
 import { isContextOverflowMessage } from '../map-upstream-error.ts';
 import type {
   ResponsesCustomToolCallItem,
@@ -111,7 +111,7 @@ export class ChatStreamTranslator {
   private lastCall: ToolCallState | null = null;
 
   private finishReason: string | null = null;
-  private finishMapping: ReturnType<typeof mapChatFinishReason> | null = null;
+  private finishMapping: MappedChatFinishReason | null = null;
   private usage: ChatUsage | null = null;
 
   constructor(options: StreamTranslatorOptions) {
@@ -185,7 +185,7 @@ export class ChatStreamTranslator {
     const mapping = this.finishMapping;
     if (this.finishReason === null || mapping === null) {
       // Ollama's error path and engine deaths end the stream without a finish reason (backends.md §8).
-      this.emitFailed('server_error', 'backend stream ended before a finish reason: the response is incomplete');
+      this.emitFailed('server_error', 'backend stream ended before a finish reason (no finish chunk before the end of the stream)');
     } else if (mapping.status === 'failed') {
       this.emitFailed('server_error', `backend finished with reason "${this.finishReason}"`);
     } else {

@@ -72,7 +72,7 @@ export class InputStringDecoder {
     let position = 0;
     if (this.phase !== 'in_value') {
       position = this.seekValue(fragment);
-      if (this.phase !== 'in_value') return '';
+      if (position === -1) return '';
     }
     let text = position === 0 ? fragment : fragment.slice(position);
     if (this.heldEscape.length > 0) {
@@ -84,7 +84,10 @@ export class InputStringDecoder {
     return output;
   }
 
-  /** Walks `{`, the first key, `:` and the opening quote; returns the position after what it consumed. */
+  /**
+   * Walks `{`, the first key, `:` and the opening quote. Returns the position just after the opening
+   * quote, or -1 while the value has not started (or never will: abandoned).
+   */
   private seekValue(text: string): number {
     for (let index = 0; index < text.length; index += 1) {
       const code = text.charCodeAt(index);
@@ -92,22 +95,22 @@ export class InputStringDecoder {
         case 'before_object':
           if (isJsonWhitespace(code)) break;
           if (code === 0x7b /* { */) this.phase = 'before_key';
-          else return this.abandon(text);
+          else return this.abandon();
           break;
         case 'before_key':
           if (isJsonWhitespace(code)) break;
           if (code === QUOTE) this.phase = 'in_key';
-          else return this.abandon(text);
+          else return this.abandon();
           break;
         case 'in_key': {
           const keyEnd = this.findKeyEnd(text, index);
           if (keyEnd === -1) {
             this.rawKey += text.slice(index);
-            if (this.rawKey.length > MAX_RAW_INPUT_KEY_LENGTH) return this.abandon(text);
-            return text.length;
+            if (this.rawKey.length > MAX_RAW_INPUT_KEY_LENGTH) return this.abandon();
+            return -1;
           }
           this.rawKey += text.slice(index, keyEnd);
-          if (!this.isInputKey()) return this.abandon(text);
+          if (!this.isInputKey()) return this.abandon();
           this.phase = 'after_key';
           index = keyEnd;
           break;
@@ -115,18 +118,18 @@ export class InputStringDecoder {
         case 'after_key':
           if (isJsonWhitespace(code)) break;
           if (code === 0x3a /* : */) this.phase = 'before_value';
-          else return this.abandon(text);
+          else return this.abandon();
           break;
         case 'before_value':
           if (isJsonWhitespace(code)) break;
-          if (code !== QUOTE) return this.abandon(text);
+          if (code !== QUOTE) return this.abandon();
           this.phase = 'in_value';
           return index + 1;
         default:
-          return text.length;
+          return -1;
       }
     }
-    return text.length;
+    return -1;
   }
 
   /** Index of the key's closing quote in `text` from `start`, or -1; tracks escapes across fragments. */
@@ -148,11 +151,10 @@ export class InputStringDecoder {
     return decoded === 'input';
   }
 
-  /** Returns the position to report from `seekValue`: the rest of the fragment is not looked at. */
-  private abandon(text: string): number {
+  private abandon(): -1 {
     this.phase = 'abandoned';
     this.rawKey = '';
-    return text.length;
+    return -1;
   }
 
   /** Decodes string-body text up to an unescaped quote; copies unescaped runs by slicing. */

@@ -194,6 +194,11 @@ describe('liftCustomToolArguments: size limit', () => {
     const argumentsText = `{"input": "${'a'.repeat(MAX_PARSED_ARGUMENTS_BYTES)}`;
     assert.equal(lift(argumentsText, 'length').truncated, true);
   });
+
+  it('treats an unterminated prefix above the limit as truncated', () => {
+    const argumentsText = `{"input": "${'a'.repeat(MAX_PARSED_ARGUMENTS_BYTES)}`;
+    assert.deepEqual(summarise(lift(argumentsText, 'tool_calls')), { input: null, kinds: ['truncated'] });
+  });
 });
 
 describe('isUnterminatedJsonPrefix', () => {

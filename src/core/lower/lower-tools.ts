@@ -1,0 +1,410 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { BridgeOptions } from '../bridge-options.ts';
+import type { ChatCustomTool, ChatFunctionTool, ChatTool } from '../chat/chat-completions-api.ts';
+import { InvalidRequestError } from '../errors.ts';
+import type { ResponsesCustomToolFormat, ResponsesNamespaceMember, ResponsesTool } from '../responses/responses-request.ts';
+import { NAMESPACE_SEPARATOR, toWireName, type ToolMapEntry } from '../tool-map.ts';
+import { createWarning } from '../warnings.ts';
+import { createPendingWarning, type PendingWarning } from './pending-warning.ts';
+
+/** One tool as Codex declared it, top level or inside an `additional_tools` carrier (§2.4). */
+export interface ToolDeclaration {
+  tool: ResponsesTool;
+  source: 'tools' | 'additional_tools';
+  /** Where it sits in the request, for error messages: `tools[3]`, `input[0].tools[1]`. */
+  path: string;
+}
+
+export type ToolDisposition = 'lowered' | 'bridged' | 'passthrough' | 'dropped';
+
+/** What lowering did with one declared tool (namespace members count one each). */
+export interface LoweredToolRecord {
+  name: string;
+  namespace: string | null;
+  /** `function`, `custom`, or the hosted kind (`web_search`, `tool_search` …). */
+  kind: string;
+  source: 'tools' | 'additional_tools';
+  disposition: ToolDisposition;
+  wireName: string | null;
+  reason: string | null;
+  /** What goes upstream; null when dropped. */
+  chatTool: ChatTool | null;
+  mapEntry: ToolMapEntry | null;
+}
+
+export interface LowerToolsResult {
+  value: LoweredToolRecord[];
+  warnings: PendingWarning[];
+}
+
+/** LM Studio rejects `{}`, so a missing schema becomes an empty object schema (§2.1). */
+export const EMPTY_PARAMETERS_SCHEMA: Readonly<Record<string, unknown>> = Object.freeze({ type: 'object', properties: {} });
+
+type FunctionMember = Extract<ResponsesNamespaceMember, { type: 'function' }>;
+type CustomMember = Extract<ResponsesNamespaceMember, { type: 'custom' }>;
+type HostedMember = Extract<ResponsesNamespaceMember, { type: 'hosted' }>;
+
+/** A top-level tool or namespace member, before lowering. */
+interface ToolCandidate {
+  member: ResponsesNamespaceMember | Extract<ResponsesTool, { type: 'namespace' }>;
+  namespace: string | null;
+  source: 'tools' | 'additional_tools';
+  path: string;
+}
+
+interface CandidateResult {
+  record: LoweredToolRecord;
+  warnings: PendingWarning[];
+}
+
+function displayName(namespace: string | null, name: string): string {
+  return namespace === null ? name : `${namespace}.${name}`;
+}
+
+function expandDeclarations(declarations: readonly ToolDeclaration[]): ToolCandidate[] {
+  return declarations.flatMap((declaration): ToolCandidate[] => {
+    const { tool, source, path } = declaration;
+    if (tool.type !== 'namespace') return [{ member: tool, namespace: null, source, path }];
+    // The namespace's own description is dropped (§2.5): Chat has no place for it.
+    return tool.tools.map((member, index) => ({ member, namespace: tool.name, source, path: `${path}.tools[${index}]` }));
+  });
+}
+
+function createWireName(namespace: string | null, name: string): { wireName: string; warnings: PendingWarning[] } {
+  const wireName = toWireName(namespace, name);
+  const joined = namespace === null ? name : `${namespace}${NAMESPACE_SEPARATOR}${name}`;
+  if (wireName === joined) return { wireName, warnings: [] };
+  const warning = createWarning(
+    'tool_name_shortened',
+    `tool name '${joined}' is longer than the 64 characters backends accept; it is sent as '${wireName}' and restored on the way back`,
+    { tool: name },
+  );
+  return { wireName, warnings: [createPendingWarning(warning, { key: `tool_name_shortened:${wireName}`, fingerprint: joined })] };
+}
+
+function rejectDeferredLoading(member: FunctionMember | CustomMember, name: string, path: string): void {
+  if (member.defer_loading === true) {
+    throw new InvalidRequestError(
+      `tool '${name}' (${path}) sets defer_loading: true, which has no Chat Completions equivalent`,
+      { param: `${path}.defer_loading` },
+    );
+  }
+}
+
+function createDroppedRecord(candidate: ToolCandidate, name: string, kind: string, reason: string): LoweredToolRecord {
+  return {
+    name,
+    namespace: candidate.namespace,
+    kind,
+    source: candidate.source,
+    disposition: 'dropped',
+    wireName: null,
+    reason,
+    chatTool: null,
+    mapEntry: null,
+  };
+}
+
+// ---------- function tools (§2.1) ----------
+
+export function convertFunctionTool(member: FunctionMember, wireName: string): ChatFunctionTool {
+  const parameters = member.parameters && Object.keys(member.parameters).length > 0 ? member.parameters : { ...EMPTY_PARAMETERS_SCHEMA };
+  // `strict` is dropped on purpose: engines treat it differently from OpenAI (§2.1); null keys are dropped.
+  const chatFunction: ChatFunctionTool['function'] =
+    typeof member.description === 'string'
+      ? { name: wireName, description: member.description, parameters }
+      : { name: wireName, parameters };
+  return { type: 'function', function: chatFunction };
+}
+
+// ---------- custom tools (§2.2) ----------
+
+export interface BridgedCustomTool {
+  chatTool: ChatFunctionTool;
+  grammar: { syntax: string; definition: string } | null;
+  warnings: PendingWarning[];
+}
+
+function fenceGrammar(syntax: string, definition: string): string {
+  const closingBreak = definition.endsWith('\n') ? '' : '\n';
+  return `\`\`\`${syntax}\n${definition}${closingBreak}\`\`\``;
+}
+
+/**
+ * The bridged function's description: the tool owner's text verbatim (never truncated: `exec`
+ * carries the nested-tool catalogue), then a neutral sentence about `input` and the grammar. We do
+ * not tell the model to escape anything: XML-style parsers (Qwen) take the value raw (§2.2).
+ */
+export function bridgeCustomTool(member: CustomMember, name: string, namespace: string | null, wireName: string): BridgedCustomTool {
+  const warnings: PendingWarning[] = [];
+  const shownName = displayName(namespace, name);
+  let description = member.description ?? '';
+  if (description.trim() === '') {
+    description = `Free-form tool \`${wireName}\`. Put the complete raw text in the \`input\` argument.`;
+    warnings.push(
+      createPendingWarning(
+        createWarning('custom_description_missing', `custom tool '${shownName}' has no description; the bridge sent a generic one`, { tool: name }),
+        { key: `custom_description_missing:${wireName}`, fingerprint: '' },
+      ),
+    );
+  }
+  const appendix = ['In this interface the free-form text goes in the string argument `input`, unchanged.'];
+  const grammar = readGrammar(member.format, name, shownName, wireName, warnings);
+  if (grammar !== null) {
+    const label = grammar.syntax === '' ? 'this grammar' : `this ${grammar.syntax} grammar`;
+    appendix.push(`It must match ${label} (the server does not enforce it):\n${fenceGrammar(grammar.syntax, grammar.definition)}`);
+  }
+  const chatTool: ChatFunctionTool = {
+    type: 'function',
+    function: {
+      name: wireName,
+      description: `${description}\n\n${appendix.join('\n')}`,
+      parameters: {
+        type: 'object',
+        properties: { input: { type: 'string', description: `Raw free-form input for the \`${wireName}\` tool.` } },
+        required: ['input'],
+        additionalProperties: false,
+      },
+    },
+  };
+  return { chatTool, grammar, warnings };
+}
+
+function readGrammar(
+  format: ResponsesCustomToolFormat | null | undefined,
+  name: string,
+  shownName: string,
+  wireName: string,
+  warnings: PendingWarning[],
+): { syntax: string; definition: string } | null {
+  if (!format || format.type === 'text') return null;
+  if (format.type === 'grammar' && typeof format.definition === 'string') {
+    const syntax = format.syntax ?? '';
+    const grammar = { syntax, definition: format.definition };
+    const syntaxWords = syntax === '' ? 'a grammar' : `a ${syntax} grammar`;
+    warnings.push(
+      createPendingWarning(
+        createWarning(
+          'grammar_not_enforced',
+          `custom tool '${shownName}' declares ${syntaxWords}; the function bridge passes it to the model as description text only and does not enforce it`,
+          { tool: name },
+        ),
+        // Shown again only when the grammar text changes: Codex resends the same tools every request.
+        { key: `grammar_not_enforced:${wireName}`, fingerprint: `${syntax}\n${format.definition}` },
+      ),
+    );
+    return grammar;
+  }
+  const what = format.type === 'grammar' ? 'a grammar format without a definition' : `format type '${format.type}'`;
+  warnings.push(
+    createPendingWarning(
+      createWarning('unknown_format_type', `custom tool '${shownName}' declares ${what}; the bridge ignores it`, { tool: name }),
+      { key: `unknown_format_type:${wireName}`, fingerprint: format.type },
+    ),
+  );
+  return null;
+}
+
+/** The Chat-native free-form form, only for backends that accept it (OpenAI); §1. */
+export function passCustomToolThrough(member: CustomMember, wireName: string): ChatCustomTool {
+  const custom: ChatCustomTool['custom'] = { name: wireName };
+  if (typeof member.description === 'string') custom.description = member.description;
+  if (member.format) custom.format = { ...member.format };
+  return { type: 'custom', custom };
+}
+
+function readGrammarQuietly(format: ResponsesCustomToolFormat | null | undefined): { syntax: string; definition: string } | null {
+  if (format?.type === 'grammar' && typeof format.definition === 'string') {
+    return { syntax: format.syntax ?? '', definition: format.definition };
+  }
+  return null;
+}
+
+// ---------- one candidate ----------
+
+function lowerCandidate(candidate: ToolCandidate, options: BridgeOptions): CandidateResult {
+  const { member, namespace } = candidate;
+  switch (member.type) {
+    case 'namespace':
+      // Namespaces inside namespaces do not occur in Codex and cannot be flattened unambiguously.
+      return dropUnsupportedKind(candidate, member.name, 'namespace', 'a namespace nested inside a namespace');
+    case 'hosted':
+      return dropHostedTool(candidate, member);
+    case 'function': {
+      const name = member.name;
+      if (!name) return { record: createDroppedRecord(candidate, '', 'function', 'namespace member without a name'), warnings: [] };
+      rejectDeferredLoading(member, name, candidate.path);
+      const { wireName, warnings } = createWireName(namespace, name);
+      const chatTool = convertFunctionTool(member, wireName);
+      return {
+        record: {
+          name,
+          namespace,
+          kind: 'function',
+          source: candidate.source,
+          disposition: 'lowered',
+          wireName,
+          reason: null,
+          chatTool,
+          mapEntry: { wireName, name, namespace, kind: 'function', grammar: null },
+        },
+        warnings,
+      };
+    }
+    case 'custom': {
+      const name = member.name;
+      if (!name) return { record: createDroppedRecord(candidate, '', 'custom', 'namespace member without a name'), warnings: [] };
+      rejectDeferredLoading(member, name, candidate.path);
+      const { wireName, warnings } = createWireName(namespace, name);
+      if (options.dropCustomTools) {
+        const warning = createWarning(
+          'custom_tool_dropped',
+          `custom tool '${displayName(namespace, name)}' was dropped because dropCustomTools is on`,
+          { tool: name },
+        );
+        return {
+          record: createDroppedRecord(candidate, name, 'custom', 'dropCustomTools is on'),
+          warnings: [createPendingWarning(warning, { key: `custom_tool_dropped:${wireName}`, fingerprint: '' })],
+        };
+      }
+      return lowerCustomCandidate(candidate, member, name, wireName, warnings, options);
+    }
+    default: {
+      const unreachable: never = member;
+      throw new Error(`unhandled tool kind ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+function lowerCustomCandidate(
+  candidate: ToolCandidate,
+  member: CustomMember,
+  name: string,
+  wireName: string,
+  nameWarnings: PendingWarning[],
+  options: BridgeOptions,
+): CandidateResult {
+  const { namespace, source } = candidate;
+  switch (options.strategy) {
+    case 'function_bridge': {
+      const bridged = bridgeCustomTool(member, name, namespace, wireName);
+      return {
+        record: {
+          name,
+          namespace,
+          kind: 'custom',
+          source,
+          disposition: 'bridged',
+          wireName,
+          reason: null,
+          chatTool: bridged.chatTool,
+          mapEntry: { wireName, name, namespace, kind: 'custom', grammar: bridged.grammar },
+        },
+        warnings: [...nameWarnings, ...bridged.warnings],
+      };
+    }
+    case 'passthrough':
+      return {
+        record: {
+          name,
+          namespace,
+          kind: 'custom',
+          source,
+          disposition: 'passthrough',
+          wireName,
+          reason: null,
+          chatTool: passCustomToolThrough(member, wireName),
+          mapEntry: { wireName, name, namespace, kind: 'custom', grammar: readGrammarQuietly(member.format) },
+        },
+        warnings: nameWarnings,
+      };
+    default: {
+      const unreachable: never = options.strategy;
+      throw new Error(`unhandled custom tool strategy ${String(unreachable)}`);
+    }
+  }
+}
+
+function dropHostedTool(candidate: ToolCandidate, member: HostedMember): CandidateResult {
+  const kind = member.originalType;
+  const declaredName = member.value['name'] ?? member.value['server_label'];
+  const name = typeof declaredName === 'string' && declaredName !== '' ? declaredName : kind;
+  const reason =
+    kind === 'tool_search'
+      ? 'client tool search is not lowered (its call shape toward Codex is unverified)'
+      : `hosted tool kind '${kind}' cannot run on a Chat Completions backend`;
+  const warning = createWarning('hosted_tool_dropped', `${reason}; '${kind}' tools are dropped (shown once per process)`, { tool: name });
+  return {
+    record: createDroppedRecord(candidate, name, kind, reason),
+    // Codex sends web_search on every default request: one visible warning per kind is enough (§2.6).
+    warnings: [createPendingWarning(warning, { key: `hosted_tool_dropped:${kind}`, fingerprint: '' })],
+  };
+}
+
+function dropUnsupportedKind(candidate: ToolCandidate, name: string, kind: string, what: string): CandidateResult {
+  const reason = `${what} cannot be lowered`;
+  const warning = createWarning('hosted_tool_dropped', `${reason}; '${displayName(candidate.namespace, name)}' was dropped`, { tool: name });
+  return {
+    record: createDroppedRecord(candidate, name, kind, reason),
+    warnings: [createPendingWarning(warning, { key: `hosted_tool_dropped:${kind}`, fingerprint: '' })],
+  };
+}
+
+// ---------- collisions (§2.3) ----------
+
+function throwCollision(message: string): never {
+  throw new InvalidRequestError(message, { param: 'tools', code: 'tool_name_collision' });
+}
+
+/**
+ * Lifting decides "custom or function?" and restores the namespace from the wire name alone, so
+ * every wire name must stand for exactly one tool. Identical re-declarations (top level and a
+ * carrier) are harmless and de-duplicated; anything else is a 400 before any backend call.
+ */
+function checkCollision(existing: LoweredToolRecord, record: LoweredToolRecord, wireName: string): 'duplicate' {
+  if (existing.kind !== record.kind) {
+    throwCollision(
+      `tool name '${wireName}' is declared both as a function tool and as a custom tool; the function bridge cannot tell their calls apart`,
+    );
+  }
+  if (existing.namespace !== record.namespace || existing.name !== record.name) {
+    throwCollision(
+      `tool name '${wireName}' is declared both as '${displayName(existing.namespace, existing.name)}' and as '${displayName(record.namespace, record.name)}'; the function bridge cannot tell their calls apart`,
+    );
+  }
+  if (!isDeepStrictEqual(existing.chatTool, record.chatTool)) {
+    throwCollision(
+      `tool name '${wireName}' is declared twice with different definitions; the function bridge cannot tell their calls apart`,
+    );
+  }
+  return 'duplicate';
+}
+
+// ---------- entry ----------
+
+/**
+ * Lowers every declared tool (§2.1–§2.6): functions pass, custom tools are bridged or passed through
+ * per strategy, namespaces are flattened keeping each member's kind, hosted kinds are dropped.
+ * Throws `InvalidRequestError` for name collisions and `defer_loading: true`.
+ */
+export function lowerTools(declarations: readonly ToolDeclaration[], options: BridgeOptions): LowerToolsResult {
+  const records: LoweredToolRecord[] = [];
+  const warnings: PendingWarning[] = [];
+  const byWireName = new Map<string, LoweredToolRecord>();
+  for (const candidate of expandDeclarations(declarations)) {
+    const result = lowerCandidate(candidate, options);
+    const { record } = result;
+    if (record.wireName !== null && record.chatTool !== null) {
+      const existing = byWireName.get(record.wireName);
+      if (existing) {
+        checkCollision(existing, record, record.wireName);
+        records.push({ ...record, disposition: 'dropped', wireName: null, reason: 'duplicate of an identical declaration', chatTool: null, mapEntry: null });
+        continue;
+      }
+      byWireName.set(record.wireName, record);
+    }
+    records.push(record);
+    warnings.push(...result.warnings);
+  }
+  return { value: records, warnings };
+}

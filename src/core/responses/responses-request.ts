@@ -1,0 +1,414 @@
+import { z } from 'zod';
+import { InvalidRequestError } from '../errors.ts';
+import { isPlainObject } from '../parse-json.ts';
+
+/*
+ * The Responses request as Codex 0.154–0.171 sends it (codex-wire.md §6). We validate exactly what
+ * lowering consumes and keep every other field (loose objects): a newer Codex that adds a field must
+ * never get a 400 from the bridge (bridge-rules.md §3.6, style.md §4).
+ *
+ * Kinds we do not know (input items, content parts, tools) are not errors either: a preprocess step
+ * wraps them as `{ type: 'unknown' | 'hosted', originalType, value }` so the converters can drop them
+ * with a warning that names the kind, and `switch (x.type)` stays exhaustive over literal types.
+ */
+
+// ---------- helpers ----------
+
+/**
+ * Wraps a value whose string `type` is not among `knownTypes`, so a discriminated union can route it
+ * to a catch-all option instead of failing. `defaultType` is applied when `type` is absent and
+ * `defaultWhenKey` is present (an input item with a `role` but no `type` is a message, §3.1).
+ */
+function createKindNormaliser(
+  knownTypes: ReadonlySet<string>,
+  wrapperType: string,
+  fallback: { defaultType: string; defaultWhenKey: string } | null = null,
+): (value: unknown) => unknown {
+  return (value) => {
+    if (!isPlainObject(value)) return value;
+    const type = value['type'];
+    if ((type === undefined || type === null) && fallback && fallback.defaultWhenKey in value) {
+      return { ...value, type: fallback.defaultType };
+    }
+    if (typeof type === 'string' && !knownTypes.has(type)) {
+      return { type: wrapperType, originalType: type, value };
+    }
+    return value;
+  };
+}
+
+const unknownKindSchema = z.object({
+  type: z.literal('unknown'),
+  /** The `type` Codex sent, for the warning that names it. */
+  originalType: z.string(),
+  /** The whole item as received, for the traffic view. */
+  value: z.record(z.string(), z.unknown()),
+});
+
+// ---------- content parts (messages and tool outputs) ----------
+
+const textPartSchema = z.looseObject({
+  type: z.enum(['input_text', 'output_text', 'text']),
+  text: z.string(),
+});
+
+/** `image_url` may be a string or `{ url }` (bridge-rules.md §3.2); emptiness is checked by the converter to name the part. */
+const inputImagePartSchema = z.looseObject({
+  type: z.literal('input_image'),
+  image_url: z.union([z.string(), z.looseObject({ url: z.string().nullish() })]).nullish(),
+  detail: z.string().nullish(),
+});
+
+const inputVideoPartSchema = z.looseObject({
+  type: z.literal('input_video'),
+  video_url: z.union([z.string(), z.looseObject({ url: z.string().nullish() })]).nullish(),
+});
+
+const inputFilePartSchema = z.looseObject({
+  type: z.literal('input_file'),
+  filename: z.string().nullish(),
+});
+
+const refusalPartSchema = z.looseObject({
+  type: z.literal('refusal'),
+});
+
+const KNOWN_CONTENT_PART_TYPES: ReadonlySet<string> = new Set([
+  'input_text',
+  'output_text',
+  'text',
+  'input_image',
+  'input_video',
+  'input_file',
+  'refusal',
+]);
+
+export const responsesContentPartSchema = z.preprocess(
+  createKindNormaliser(KNOWN_CONTENT_PART_TYPES, 'unknown'),
+  z.discriminatedUnion(
+    'type',
+    [textPartSchema, inputImagePartSchema, inputVideoPartSchema, inputFilePartSchema, refusalPartSchema, unknownKindSchema],
+    { error: 'a content part needs a string `type`' },
+  ),
+);
+export type ResponsesContentPart = z.infer<typeof responsesContentPartSchema>;
+
+// ---------- tools ----------
+
+function createFunctionToolSchema<Name extends z.ZodType>(name: Name) {
+  return z.looseObject({
+    type: z.literal('function'),
+    name,
+    description: z.string().nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+    strict: z.boolean().nullish(),
+    defer_loading: z.boolean().nullish(),
+  });
+}
+
+const customToolFormatSchema = z.looseObject({
+  type: z.string(),
+  syntax: z.string().nullish(),
+  definition: z.string().nullish(),
+});
+export type ResponsesCustomToolFormat = z.infer<typeof customToolFormatSchema>;
+
+function createCustomToolSchema<Name extends z.ZodType>(name: Name) {
+  return z.looseObject({
+    type: z.literal('custom'),
+    name,
+    description: z.string().nullish(),
+    format: customToolFormatSchema.nullish(),
+    defer_loading: z.boolean().nullish(),
+  });
+}
+
+/** Every kind outside the allow-list (web_search, tool_search, mcp …, future kinds) is dropped (§2.6). */
+const hostedToolSchema = z.object({
+  type: z.literal('hosted'),
+  originalType: z.string(),
+  value: z.record(z.string(), z.unknown()),
+});
+
+/** Sub-tools without a name are skipped by lowering (§2.5), so `name` is optional here. */
+const namespaceMemberSchema = z.preprocess(
+  createKindNormaliser(new Set(['function', 'custom']), 'hosted'),
+  z.discriminatedUnion(
+    'type',
+    [createFunctionToolSchema(z.string().nullish()), createCustomToolSchema(z.string().nullish()), hostedToolSchema],
+    { error: 'a namespace member needs a string `type`' },
+  ),
+);
+export type ResponsesNamespaceMember = z.infer<typeof namespaceMemberSchema>;
+
+const namespaceToolSchema = z.looseObject({
+  type: z.literal('namespace'),
+  name: z.string(),
+  description: z.string().nullish(),
+  tools: z.array(namespaceMemberSchema),
+});
+
+export const responsesToolSchema = z.preprocess(
+  createKindNormaliser(new Set(['function', 'custom', 'namespace']), 'hosted'),
+  z.discriminatedUnion(
+    'type',
+    [createFunctionToolSchema(z.string()), createCustomToolSchema(z.string()), namespaceToolSchema, hostedToolSchema],
+    { error: 'a tool needs a string `type`' },
+  ),
+);
+export type ResponsesTool = z.infer<typeof responsesToolSchema>;
+
+// ---------- tool_choice ----------
+
+const toolReferenceSchema = z.looseObject({
+  type: z.string(),
+  name: z.string().nullish(),
+  namespace: z.string().nullish(),
+});
+export type ResponsesToolReference = z.infer<typeof toolReferenceSchema>;
+
+/** Codex always sends `"auto"`; every other form is handled by the rewrite table (§2.7). */
+export const responsesToolChoiceSchema = z.union([
+  z.string(),
+  z.looseObject({
+    type: z.string(),
+    name: z.string().nullish(),
+    namespace: z.string().nullish(),
+    mode: z.string().nullish(),
+    tools: z.array(toolReferenceSchema).nullish(),
+  }),
+]);
+export type ResponsesToolChoice = z.infer<typeof responsesToolChoiceSchema>;
+
+// ---------- input items ----------
+
+const messageContentSchema = z.union([z.string(), z.array(responsesContentPartSchema)]);
+
+const messageItemSchema = z.looseObject({
+  type: z.literal('message'),
+  role: z.enum(['user', 'assistant', 'system', 'developer']),
+  content: messageContentSchema,
+});
+
+const reasoningItemSchema = z.looseObject({
+  type: z.literal('reasoning'),
+  summary: z.array(z.looseObject({ text: z.string() })).nullish(),
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().nullish() })).nullish(),
+});
+
+const functionCallItemSchema = z.looseObject({
+  type: z.literal('function_call'),
+  call_id: z.string(),
+  name: z.string(),
+  namespace: z.string().nullish(),
+  /** Replayed verbatim when it is a JSON object, re-wrapped otherwise (§4); absent counts as empty. */
+  arguments: z.string().nullish(),
+});
+
+const customToolCallItemSchema = z.looseObject({
+  type: z.literal('custom_tool_call'),
+  call_id: z.string(),
+  name: z.string(),
+  namespace: z.string().nullish(),
+  input: z.string(),
+});
+
+const toolOutputSchema = z.union([z.string(), z.array(responsesContentPartSchema)]);
+
+const functionCallOutputItemSchema = z.looseObject({
+  type: z.literal('function_call_output'),
+  call_id: z.string(),
+  output: toolOutputSchema,
+});
+
+const customToolCallOutputItemSchema = z.looseObject({
+  type: z.literal('custom_tool_call_output'),
+  call_id: z.string(),
+  output: toolOutputSchema,
+});
+
+/** The `use_responses_lite` tool carrier (§2.4): hoisted out of `input` before anything else. */
+const additionalToolsItemSchema = z.looseObject({
+  type: z.literal('additional_tools'),
+  tools: z.array(responsesToolSchema),
+});
+
+const itemReferenceItemSchema = z.looseObject({
+  type: z.literal('item_reference'),
+  id: z.string().nullish(),
+});
+
+const KNOWN_INPUT_ITEM_TYPES: ReadonlySet<string> = new Set([
+  'message',
+  'reasoning',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'additional_tools',
+  'item_reference',
+]);
+
+/**
+ * Hosted-tool call records and other items with no Chat representation (§3.5). They reach the
+ * converter as `unknown` items like any other unknown kind; this list only sharpens the warning text.
+ */
+export const HOSTED_CALL_ITEM_TYPES: ReadonlySet<string> = new Set([
+  'web_search_call',
+  'file_search_call',
+  'mcp_call',
+  'mcp_list_tools',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  'computer_call',
+  'computer_call_output',
+  'local_shell_call',
+  'local_shell_call_output',
+  'shell_call',
+  'shell_call_output',
+  'apply_patch_call',
+  'apply_patch_call_output',
+  'image_generation_call',
+  'code_interpreter_call',
+  'tool_search_call',
+  'tool_search_output',
+  'compaction',
+]);
+
+export const responsesInputItemSchema = z.preprocess(
+  createKindNormaliser(KNOWN_INPUT_ITEM_TYPES, 'unknown', { defaultType: 'message', defaultWhenKey: 'role' }),
+  z.discriminatedUnion(
+    'type',
+    [
+      messageItemSchema,
+      reasoningItemSchema,
+      functionCallItemSchema,
+      functionCallOutputItemSchema,
+      customToolCallItemSchema,
+      customToolCallOutputItemSchema,
+      additionalToolsItemSchema,
+      itemReferenceItemSchema,
+      unknownKindSchema,
+    ],
+    { error: 'an input item needs a string `type` (or a `role`, for a message)' },
+  ),
+);
+export type ResponsesInputItem = z.infer<typeof responsesInputItemSchema>;
+export type ResponsesMessageItem = z.infer<typeof messageItemSchema>;
+export type ResponsesToolOutput = z.infer<typeof toolOutputSchema>;
+
+// ---------- the request ----------
+
+const textFormatSchema = z.looseObject({
+  type: z.string(),
+  name: z.string().nullish(),
+  schema: z.record(z.string(), z.unknown()).nullish(),
+  strict: z.boolean().nullish(),
+});
+
+export const responsesRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  /** A string is one user message; the converter normalises it. */
+  input: z.union([z.string(), z.array(responsesInputItemSchema)]),
+  /** ≤0.161 only; from 0.162 the same text is `input[0]` (codex-wire.md §6). */
+  instructions: z.string().nullish(),
+  /** Absent with `use_responses_lite`: the tools then sit in an `additional_tools` input item. */
+  tools: z.array(responsesToolSchema).nullish(),
+  tool_choice: responsesToolChoiceSchema.nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  /** `summary` and `context` are accepted and dropped (§3.6), so only `effort` is validated. */
+  reasoning: z.looseObject({ effort: z.string().nullish() }).nullish(),
+  /** `verbosity` is accepted and dropped. */
+  text: z.looseObject({ format: textFormatSchema.nullish() }).nullish(),
+  max_output_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().nullish(),
+  top_p: z.number().nullish(),
+  stream: z.boolean().nullish(),
+  prompt_cache_key: z.string().nullish(),
+  previous_response_id: z.string().nullish(),
+  background: z.boolean().nullish(),
+});
+export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
+
+// ---------- parsing with readable errors ----------
+
+type IssuePath = ReadonlyArray<PropertyKey>;
+
+interface IssueLike {
+  code?: string;
+  path?: IssuePath;
+  message: string;
+  expected?: string;
+  errors?: ReadonlyArray<ReadonlyArray<IssueLike>>;
+}
+
+/** `['input', 3, 'call_id']` → `input[3].call_id`, the shape OpenAI uses in `param`. */
+export function formatIssuePath(path: IssuePath): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else text += text === '' ? String(segment) : `.${String(segment)}`;
+  }
+  return text;
+}
+
+function deepestPathLength(issues: ReadonlyArray<IssueLike>): number {
+  return Math.max(-1, ...issues.map((issue) => issue.path?.length ?? 0));
+}
+
+/**
+ * A union reports one issue list per option. The option that got furthest into the value (the
+ * deepest path) is the one the client meant — `input` as an array, not as a string — so its issues
+ * are the readable ones.
+ */
+function flattenIssues(issues: ReadonlyArray<IssueLike>, prefix: IssuePath): Array<{ path: IssuePath; message: string }> {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...(issue.path ?? [])];
+    const branches = issue.errors ?? [];
+    if (issue.code === 'invalid_union' && branches.length > 0) {
+      const depths = branches.map(deepestPathLength);
+      const deepest = Math.max(...depths);
+      if (deepest === 0) {
+        const expected = branches.map((branch) => branch[0]?.expected).filter((type) => type !== undefined);
+        const message = expected.length === branches.length ? `Invalid input: expected ${expected.join(' or ')}` : issue.message;
+        return [{ path, message }];
+      }
+      const chosen = branches[depths.indexOf(deepest)] ?? [];
+      return flattenIssues(chosen, path);
+    }
+    return [{ path, message: issue.message }];
+  });
+}
+
+function valueAtPath(root: unknown, path: IssuePath): unknown {
+  let current: unknown = root;
+  for (const segment of path) {
+    if (Array.isArray(current) && typeof segment === 'number') current = current[segment];
+    else if (isPlainObject(current) && typeof segment === 'string') current = current[segment];
+    else return undefined;
+  }
+  return current;
+}
+
+/**
+ * Validates a request body. Throws `InvalidRequestError` naming the first offending field
+ * (`input[3].call_id`) so Codex prints something a user can act on (HTTP 400 is shown verbatim).
+ */
+export function parseResponsesRequest(body: unknown): ResponsesRequest {
+  if (!isPlainObject(body)) {
+    throw new InvalidRequestError('the request body must be a JSON object');
+  }
+  const result = responsesRequestSchema.safeParse(body);
+  if (result.success) return result.data;
+  const problems = flattenIssues(result.error.issues as ReadonlyArray<IssueLike>, []).map((problem) => {
+    const field = formatIssuePath(problem.path) || '(body)';
+    const missing = problem.path.length > 0 && valueAtPath(body, problem.path) === undefined;
+    return { field, text: missing ? `\`${field}\` is missing` : `\`${field}\`: ${problem.message}` };
+  });
+  const shown = problems.slice(0, 3).map((problem) => problem.text);
+  if (problems.length > shown.length) shown.push(`and ${problems.length - shown.length} more`);
+  throw new InvalidRequestError(`invalid Responses request: ${shown.join('; ')}`, {
+    param: problems[0]?.field ?? null,
+    issues: result.error.issues,
+  });
+}

@@ -1,0 +1,323 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { convertChatResponseToResponsesResponse, type LiftContext } from '../../../src/core/lift/convert-chat-response-to-responses-response.ts';
+import { UpstreamStreamError } from '../../../src/core/errors.ts';
+import { parseJson } from '../../../src/core/parse-json.ts';
+import type { ResponsesResponse } from '../../../src/core/responses/responses-output.ts';
+import type { ToolMap, ToolMapEntry } from '../../../src/core/tool-map.ts';
+import type { BridgeWarning } from '../../../src/core/warnings.ts';
+
+const examplesFolder = path.resolve(process.cwd(), '../shared/reference/backend-examples');
+const tricky = readFileSync(path.join(examplesFolder, 'tricky-input.txt'), 'utf8');
+const trickyTrimmed = tricky.slice(0, -1);
+
+function entry(fields: Partial<ToolMapEntry> & Pick<ToolMapEntry, 'wireName' | 'name' | 'kind'>): [string, ToolMapEntry] {
+  return [fields.wireName, { namespace: null, grammar: null, ...fields }];
+}
+
+const toolMap: ToolMap = new Map([
+  entry({ wireName: 'apply_patch', name: 'apply_patch', kind: 'custom' }),
+  entry({ wireName: 'functions__exec', name: 'exec', namespace: 'functions', kind: 'custom' }),
+  entry({ wireName: 'exec_command', name: 'exec_command', kind: 'function' }),
+  entry({ wireName: 'multi_agent_v1__close_agent', name: 'close_agent', namespace: 'multi_agent_v1', kind: 'function' }),
+]);
+
+const context: LiftContext = { responseId: 'resp_test', model: 'qwen3-coder', createdAt: 1779158289, toolMap };
+
+function readExample(fileName: string): unknown {
+  const parsed = parseJson(readFileSync(path.join(examplesFolder, fileName), 'utf8'));
+  assert.ok(parsed.success, `${fileName} parses`);
+  return parsed.value;
+}
+
+/** Replaces random item ids by `<prefix>` after checking their shape. */
+function convert(completion: unknown): { response: ResponsesResponse; warnings: BridgeWarning[] } {
+  const result = convertChatResponseToResponsesResponse(completion, context);
+  const output = result.response.output.map((item) => {
+    const match = /^(rs|msg|fc|ctc)_[0-9a-f]{24}$/.exec(item.id);
+    assert.ok(match, `item id ${item.id}`);
+    return { ...item, id: `<${match[1]}>` };
+  });
+  return { response: { ...result.response, output }, warnings: result.warnings };
+}
+
+function response(fields: Partial<ResponsesResponse>): ResponsesResponse {
+  return {
+    id: 'resp_test',
+    object: 'response',
+    created_at: 1779158289,
+    model: 'qwen3-coder',
+    status: 'completed',
+    output: [],
+    usage: usage(0, 0, 0),
+    incomplete_details: null,
+    error: null,
+    ...fields,
+  };
+}
+
+function usage(input: number, output: number, total: number, reasoning = 0): ResponsesResponse['usage'] {
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: reasoning },
+    total_tokens: total,
+  };
+}
+
+const patchCall = (callId: string, input: string) =>
+  ({ type: 'custom_tool_call', id: '<ctc>', call_id: callId, name: 'apply_patch', input, status: 'completed' }) as const;
+
+describe('convertChatResponseToResponsesResponse: engine examples', () => {
+  it('vLLM hermes: reasoning + custom call, content null', () => {
+    assert.deepStrictEqual(convert(readExample('vllm-nonstream-toolcall-hermes.json')), {
+      response: response({
+        output: [
+          { type: 'reasoning', id: '<rs>', summary: [], content: [{ type: 'reasoning_text', text: 'The user wants a greeting fix.' }] },
+          patchCall('chatcmpl-tool-9c1e4b7f2a6d8e30', tricky),
+        ],
+        usage: usage(812, 171, 983),
+      }),
+      warnings: [],
+    });
+  });
+
+  it('vLLM qwen3_coder: message text + custom call without the final newline', () => {
+    assert.deepStrictEqual(convert(readExample('vllm-nonstream-toolcall-qwen3coder.json')), {
+      response: response({
+        output: [
+          { type: 'message', id: '<msg>', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: "I'll apply the fix.\n\n", annotations: [] }] },
+          patchCall('call_5f0c3a9b1d7e4c2a8b6f0e1d', trickyTrimmed),
+        ],
+        usage: usage(905, 188, 1093),
+      }),
+      warnings: [],
+    });
+  });
+
+  it('vLLM gpt-oss: ASCII-escaped arguments lift to the same input', () => {
+    assert.deepStrictEqual(convert(readExample('vllm-nonstream-toolcall-gptoss.json')), {
+      response: response({
+        output: [
+          { type: 'reasoning', id: '<rs>', summary: [], content: [{ type: 'reasoning_text', text: 'Need to edit greet.py.' }] },
+          patchCall('chatcmpl-tool-0b7d2e4c6a8f1930', tricky),
+        ],
+        usage: usage(1203, 96, 1299),
+      }),
+      warnings: [],
+    });
+  });
+
+  for (const fileName of ['vllm-nonstream-text.json', 'vllm-0.10-nonstream-text.json']) {
+    it(`${fileName}: one message, usage with null details as integers`, () => {
+      assert.deepStrictEqual(convert(readExample(fileName)), {
+        response: response({
+          output: [{ type: 'message', id: '<msg>', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello!', annotations: [] }] }],
+          usage: usage(31, 3, 34),
+        }),
+        warnings: [],
+      });
+    });
+  }
+
+  it('SGLang: string content + call with index', () => {
+    assert.deepStrictEqual(convert(readExample('sglang-nonstream-toolcall.json')), {
+      response: response({
+        output: [
+          { type: 'message', id: '<msg>', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: "I'll apply the fix.\n\n", annotations: [] }] },
+          patchCall('call_361011ce08d84cc6971c6d8a', trickyTrimmed),
+        ],
+        usage: usage(905, 188, 1093),
+      }),
+      warnings: [],
+    });
+  });
+
+  it('Ollama: empty content, HTML-escaped compact arguments', () => {
+    assert.deepStrictEqual(convert(readExample('ollama-nonstream-toolcall.json')), {
+      response: response({ output: [patchCall('call_k3v9x2ab', trickyTrimmed)], usage: usage(905, 188, 1093) }),
+      warnings: [],
+    });
+  });
+});
+
+function completion(message: Record<string, unknown>, finishReason: string | null = 'tool_calls', extra: Record<string, unknown> = {}): unknown {
+  return { id: 'chatcmpl-1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finishReason }], ...extra };
+}
+
+function toolCall(id: string | null, name: string, argumentsValue: unknown): Record<string, unknown> {
+  return { id, type: 'function', function: { name, arguments: argumentsValue } };
+}
+
+describe('convertChatResponseToResponsesResponse: items', () => {
+  it('drops whitespace-only content next to tool calls and keeps engine order', () => {
+    const result = convert(
+      completion({
+        content: '\n\n',
+        tool_calls: [
+          toolCall('c1', 'exec_command', '{"cmd":"ls"}'),
+          toolCall('c2', 'functions__exec', '{"input": "text(1)"}'),
+          toolCall('c3', 'multi_agent_v1__close_agent', { id: 'a' }),
+          toolCall('c4', 'invented', '{}'),
+        ],
+      }),
+    );
+    assert.deepStrictEqual(result.response.output, [
+      { type: 'function_call', id: '<fc>', call_id: 'c1', name: 'exec_command', arguments: '{"cmd":"ls"}', status: 'completed' },
+      { type: 'custom_tool_call', id: '<ctc>', call_id: 'c2', namespace: 'functions', name: 'exec', input: 'text(1)', status: 'completed' },
+      { type: 'function_call', id: '<fc>', call_id: 'c3', namespace: 'multi_agent_v1', name: 'close_agent', arguments: '{"id":"a"}', status: 'completed' },
+      { type: 'function_call', id: '<fc>', call_id: 'c4', name: 'invented', arguments: '{}', status: 'completed' },
+    ]);
+    assert.equal(result.response.status, 'completed');
+  });
+
+  it('keeps whitespace-only content without tool calls, and skips empty content', () => {
+    assert.equal(convert(completion({ content: '\n' }, 'stop')).response.output.length, 1);
+    assert.equal(convert(completion({ content: '' }, 'stop')).response.output.length, 0);
+  });
+
+  it('takes reasoning over reasoning_content, never both', () => {
+    const result = convert(completion({ content: 'Hi', reasoning: 'R', reasoning_content: 'R' }, 'stop'));
+    assert.deepStrictEqual(
+      result.response.output.map((item) => item.type),
+      ['reasoning', 'message'],
+    );
+    const older = convert(completion({ content: 'Hi', reasoning_content: 'old' }, 'stop')).response.output[0];
+    assert.deepStrictEqual(older, { type: 'reasoning', id: '<rs>', summary: [], content: [{ type: 'reasoning_text', text: 'old' }] });
+  });
+
+  it('lifts Chat-native custom calls to custom_tool_call', () => {
+    const result = convert(completion({ tool_calls: [{ id: 'n1', type: 'custom', custom: { name: 'functions__exec', input: 'text(2)' } }] }));
+    assert.deepStrictEqual(result.response.output, [
+      { type: 'custom_tool_call', id: '<ctc>', call_id: 'n1', namespace: 'functions', name: 'exec', input: 'text(2)', status: 'completed' },
+    ]);
+  });
+
+  it('uses only choices[0]', () => {
+    const body = {
+      choices: [
+        { index: 0, message: { content: 'first' }, finish_reason: 'stop' },
+        { index: 1, message: { content: 'second' }, finish_reason: 'stop' },
+      ],
+    };
+    assert.deepStrictEqual(
+      convert(body).response.output.map((item) => item.type === 'message' && item.content[0]?.text),
+      ['first'],
+    );
+  });
+});
+
+describe('convertChatResponseToResponsesResponse: call ids', () => {
+  it('makes repeated ids unique with a warning and synthesises missing ones', () => {
+    const result = convert(
+      completion({
+        tool_calls: [toolCall('call_0', 'exec_command', '{}'), toolCall('call_0', 'exec_command', '{}'), toolCall(null, 'exec_command', '{}'), toolCall('', 'apply_patch', '{"input":"x"}')],
+      }),
+    );
+    const callIds = result.response.output.map((item) => (item.type === 'function_call' || item.type === 'custom_tool_call' ? item.call_id : null));
+    assert.equal(callIds[0], 'call_0');
+    assert.equal(callIds[1], 'call_0_2');
+    assert.match(callIds[2] ?? '', /^call_[0-9a-f]{24}$/);
+    assert.match(callIds[3] ?? '', /^call_[0-9a-f]{24}$/);
+    assert.deepStrictEqual(
+      result.warnings.map((warning) => [warning.kind, warning.callId]),
+      [['duplicate_call_id', 'call_0_2']],
+    );
+  });
+});
+
+describe('convertChatResponseToResponsesResponse: status', () => {
+  it('omits a truncated bridged call and ends incomplete even when vLLM says tool_calls', () => {
+    const result = convert(
+      completion({ content: 'Applying.', reasoning: 'think', tool_calls: [toolCall('c1', 'apply_patch', '{"input": "*** Begin Patch\\n*** Upd')] }, 'tool_calls', {
+        usage: { prompt_tokens: 10, completion_tokens: 4096, total_tokens: 4106 },
+      }),
+    );
+    assert.deepStrictEqual(result.response, {
+      ...response({
+        status: 'incomplete',
+        incomplete_details: { reason: 'max_output_tokens' },
+        usage: usage(10, 4096, 4106),
+      }),
+      output: [
+        { type: 'reasoning', id: '<rs>', summary: [], content: [{ type: 'reasoning_text', text: 'think' }] },
+        { type: 'message', id: '<msg>', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Applying.', annotations: [] }] },
+      ],
+    });
+    assert.deepStrictEqual(
+      result.warnings.map((warning) => [warning.kind, warning.tool, warning.callId]),
+      [['truncated', 'apply_patch', 'c1']],
+    );
+  });
+
+  it('omits calls cut by length (custom and function) and keeps complete ones', () => {
+    const result = convert(
+      completion(
+        {
+          tool_calls: [
+            toolCall('c1', 'exec_command', '{"cmd":"ls"}'),
+            toolCall('c2', 'functions__exec', '{"input": "const a = 1;\\nrm'),
+          ],
+        },
+        'length',
+      ),
+    );
+    assert.equal(result.response.status, 'incomplete');
+    assert.deepStrictEqual(result.response.incomplete_details, { reason: 'max_output_tokens' });
+    assert.deepStrictEqual(
+      result.response.output.map((item) => item.type === 'function_call' && item.call_id),
+      ['c1'],
+    );
+  });
+
+  it('maps length without calls to incomplete max_output_tokens and content_filter to its reason', () => {
+    assert.deepStrictEqual(convert(completion({ content: 'partial' }, 'length')).response.incomplete_details, { reason: 'max_output_tokens' });
+    const filtered = convert(completion({ content: 'x' }, 'content_filter')).response;
+    assert.deepStrictEqual([filtered.status, filtered.incomplete_details], ['incomplete', { reason: 'content_filter' }]);
+  });
+
+  it('fails on abort, error or a missing finish reason, with server_error', () => {
+    for (const [reason, message] of [
+      ['abort', 'backend stopped with finish_reason "abort"'],
+      ['error', 'backend stopped with finish_reason "error"'],
+      [null, 'backend returned a completion without a finish_reason'],
+    ] as const) {
+      const result = convert(completion({ content: 'x' }, reason));
+      assert.equal(result.response.status, 'failed');
+      assert.deepStrictEqual(result.response.error, { code: 'server_error', message });
+      assert.equal(result.response.incomplete_details, null);
+    }
+    assert.deepStrictEqual(convert({ choices: [] }).response.error, { code: 'server_error', message: 'backend returned a completion without choices' });
+  });
+
+  it('completes with a warning on repetition and unknown reasons', () => {
+    for (const reason of ['repetition', 'eos']) {
+      const result = convert(completion({ content: 'x' }, reason));
+      assert.equal(result.response.status, 'completed');
+      assert.deepStrictEqual(
+        result.warnings.map((warning) => warning.kind),
+        ['finish_reason_unusual'],
+      );
+    }
+  });
+
+  it('never sets end_turn and always carries integer usage', () => {
+    const result = convert(completion({ content: 'x' }, 'stop'));
+    assert.equal('end_turn' in result.response, false);
+    assert.deepStrictEqual(result.response.usage, usage(0, 0, 0));
+  });
+});
+
+describe('convertChatResponseToResponsesResponse: unreadable bodies', () => {
+  it('throws UpstreamStreamError naming the problem', () => {
+    for (const body of [null, 'text', { choices: 'x' }, { choices: [{ message: { content: 5 } }] }]) {
+      assert.throws(
+        () => convertChatResponseToResponsesResponse(body, context),
+        (error: unknown) => UpstreamStreamError.is(error) && error.message.startsWith('backend returned an unreadable completion: '),
+      );
+    }
+  });
+});

@@ -1,0 +1,67 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { encodeSseComment, encodeSseEvent } from '../../../src/core/sse/sse-encoder.ts';
+import { SseDecoder, type SseEvent } from '../../../src/core/sse/sse-decoder.ts';
+import { parseJson } from '../../../src/core/parse-json.ts';
+
+function decodeAll(chunks: readonly Uint8Array[]): SseEvent[] {
+  const decoder = new SseDecoder();
+  const events = chunks.flatMap((chunk) => decoder.push(chunk));
+  return [...events, ...decoder.end()];
+}
+
+describe('encodeSseEvent', () => {
+  it('writes the event line, one data line with the JSON and a blank line', () => {
+    assert.equal(
+      encodeSseEvent({ type: 'response.output_text.delta', sequence_number: 4, delta: 'hi' }),
+      'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":4,"delta":"hi"}\n\n',
+    );
+  });
+
+  it('keeps model text with line breaks, quotes and separators on one data line', () => {
+    const delta = 'line 1\nline 2\r\n"quoted" \\ \u2028 👋 \n\ndata: injected';
+    const frame = encodeSseEvent({ type: 'response.custom_tool_call_input.delta', delta });
+    assert.equal(frame.split('\n').length, 4, 'event line, data line, blank line');
+    assert.ok(!frame.includes('\r'));
+  });
+
+  it('round-trips through the SSE reader at every byte split', () => {
+    const events = [
+      { type: 'response.created', sequence_number: 0, response: { id: 'resp_1', output: [] } },
+      { type: 'response.output_text.delta', sequence_number: 1, delta: 'é\n👋\r"\\' },
+      { type: 'response.completed', sequence_number: 2, response: { id: 'resp_1', output: [] } },
+    ];
+    const bytes = new TextEncoder().encode(events.map(encodeSseEvent).join('') + encodeSseComment('keepalive'));
+    for (let position = 0; position <= bytes.length; position += 1) {
+      const decoded = decodeAll([bytes.subarray(0, position), bytes.subarray(position)]);
+      assert.deepEqual(
+        decoded.map((entry) => entry.event),
+        events.map((entry) => entry.type),
+      );
+      assert.deepEqual(
+        decoded.map((entry) => {
+          const parsed = parseJson(entry.data);
+          return parsed.success ? parsed.value : parsed.error;
+        }),
+        events,
+      );
+    }
+  });
+
+  it('rejects event names containing CR or LF', () => {
+    assert.throws(() => encodeSseEvent({ type: 'response.created\ndata: {}' }), /CR or LF/);
+    assert.throws(() => encodeSseEvent({ type: 'a\rb' }), /CR or LF/);
+  });
+});
+
+describe('encodeSseComment', () => {
+  it('writes a comment line and a blank line', () => {
+    assert.equal(encodeSseComment('keepalive'), ': keepalive\n\n');
+  });
+
+  it('prefixes every line so text cannot become a field', () => {
+    const frame = encodeSseComment('one\ndata: {"type":"error"}\r\nthree');
+    assert.equal(frame, ': one\n: data: {"type":"error"}\n: three\n\n');
+    assert.deepEqual(decodeAll([new TextEncoder().encode(frame)]), []);
+  });
+});
