@@ -1,0 +1,466 @@
+import type { BridgeOptions } from '../bridge-options.ts';
+import type { ChatContentPart, ChatMessage, ChatToolCall } from '../chat/chat-completions-api.ts';
+import { InvalidRequestError, UnsupportedFeatureError } from '../errors.ts';
+import { isPlainObject, parseJson } from '../parse-json.ts';
+import {
+  HOSTED_CALL_ITEM_TYPES,
+  type ResponsesContentPart,
+  type ResponsesInputItem,
+  type ResponsesMessageItem,
+  type ResponsesToolOutput,
+} from '../responses/responses-request.ts';
+import { toWireName } from '../tool-map.ts';
+import { createWarning, type BridgeWarning } from '../warnings.ts';
+import type { IndexedInputItem } from './hoist-additional-tools.ts';
+
+export interface ConvertInputItemsResult {
+  value: ChatMessage[];
+  warnings: BridgeWarning[];
+}
+
+type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
+type MessageContent = ResponsesMessageItem['content'];
+
+// ---------- replay rule (§4) ----------
+
+export interface ReplayedArguments {
+  arguments: string;
+  /** True when the text was not a JSON object and had to be wrapped. */
+  rewrapped: boolean;
+}
+
+/**
+ * vLLM `json.loads` every replayed `arguments` string before templating: older releases answer
+ * invalid JSON with a 400 on every later turn, newer ones silently blank it (backends.md §2.1). So a
+ * JSON object passes byte for byte, anything else is wrapped so the model still sees what it wrote.
+ */
+export function normaliseReplayedArguments(text: string | null | undefined): ReplayedArguments {
+  if (text === null || text === undefined || text.trim() === '') return { arguments: '{}', rewrapped: false };
+  const parsed = parseJson(text);
+  if (parsed.success && isPlainObject(parsed.value)) return { arguments: text, rewrapped: false };
+  return { arguments: `{"_raw_arguments": ${JSON.stringify(text)}}`, rewrapped: true };
+}
+
+/**
+ * A replayed custom call as the bridged function's arguments, serialised the way Python engines do
+ * (`": "` separator, raw UTF-8), so `JSON.parse(arguments).input === input` byte for byte.
+ */
+export function serialiseCustomToolInput(input: string): string {
+  return `{"input": ${JSON.stringify(input)}}`;
+}
+
+// ---------- text helpers ----------
+
+/**
+ * Structured tool outputs are written to be concatenated (`"…Output:\n"` + `"a.py\n"`), so a
+ * newline is inserted only where a part does not already end with one (§3.3). Empty parts add nothing.
+ */
+export function joinToolOutputText(segments: readonly string[]): string {
+  let text = '';
+  let previous: string | null = null;
+  for (const segment of segments) {
+    if (segment === '') continue;
+    if (previous !== null && !previous.endsWith('\n')) text += '\n';
+    text += segment;
+    previous = segment;
+  }
+  return text;
+}
+
+function isTextPart(part: ResponsesContentPart): part is Extract<ResponsesContentPart, { type: 'input_text' | 'output_text' | 'text' }> {
+  return part.type === 'input_text' || part.type === 'output_text' || part.type === 'text';
+}
+
+function readUrl(value: string | { url?: string | null | undefined } | null | undefined): string {
+  if (typeof value === 'string') return value;
+  return value?.url ?? '';
+}
+
+function describePartType(part: ResponsesContentPart): string {
+  return part.type === 'unknown' ? part.originalType : part.type;
+}
+
+function createPlaceholder(part: ResponsesContentPart): string {
+  if (part.type === 'input_file') {
+    const name = typeof part.filename === 'string' && part.filename !== '' ? ` '${part.filename}'` : '';
+    return `[file${name} omitted: the backend cannot receive files]`;
+  }
+  return `[${describePartType(part)} content omitted: the backend cannot receive it]`;
+}
+
+interface ConversionContext {
+  options: BridgeOptions;
+  warnings: BridgeWarning[];
+}
+
+function warnUnsupportedPart(context: ConversionContext, path: string, part: ResponsesContentPart, outcome: string, callId: string | null = null): void {
+  context.warnings.push(
+    createWarning('unsupported_content_part', `${path}: a '${describePartType(part)}' part cannot be sent to a Chat Completions backend; ${outcome}`, {
+      callId,
+    }),
+  );
+}
+
+function convertImagePart(part: Extract<ResponsesContentPart, { type: 'input_image' }>, path: string): ChatContentPart {
+  const url = readUrl(part.image_url);
+  if (url === '') {
+    throw new InvalidRequestError(`${path}: input_image requires a non-empty image_url`, { param: `${path}.image_url` });
+  }
+  return { type: 'image_url', image_url: { url, detail: part.detail ?? 'auto' } };
+}
+
+function convertVideoPart(part: Extract<ResponsesContentPart, { type: 'input_video' }>, path: string): ChatContentPart {
+  const url = readUrl(part.video_url);
+  if (url === '') {
+    throw new InvalidRequestError(`${path}: input_video requires a non-empty video_url`, { param: `${path}.video_url` });
+  }
+  return { type: 'video_url', video_url: { url } };
+}
+
+/** Text of the text parts only, for roles whose Chat content is a plain string (system, assistant). */
+function readTextParts(content: MessageContent, path: string, context: ConversionContext): string[] {
+  if (typeof content === 'string') return [content];
+  const texts: string[] = [];
+  content.forEach((part, partIndex) => {
+    if (isTextPart(part)) texts.push(part.text);
+    // Refusal parts contribute nothing (§3.2); they are not content the model should continue from.
+    else if (part.type !== 'refusal') warnUnsupportedPart(context, `${path}.content[${partIndex}]`, part, 'omitted from this text-only message');
+  });
+  return texts;
+}
+
+/** User content: one plain string when every part is text (several templates mishandle arrays, §3.2). */
+function convertUserContent(content: MessageContent, path: string, context: ConversionContext): string | ChatContentPart[] {
+  if (typeof content === 'string') return content;
+  const parts: ChatContentPart[] = [];
+  content.forEach((part, partIndex) => {
+    const partPath = `${path}.content[${partIndex}]`;
+    switch (part.type) {
+      case 'input_text':
+      case 'output_text':
+      case 'text':
+        parts.push({ type: 'text', text: part.text });
+        break;
+      case 'input_image':
+        parts.push(convertImagePart(part, partPath));
+        break;
+      case 'input_video':
+        parts.push(convertVideoPart(part, partPath));
+        break;
+      case 'input_file':
+      case 'unknown':
+        warnUnsupportedPart(context, partPath, part, 'a text placeholder was sent instead');
+        parts.push({ type: 'text', text: createPlaceholder(part) });
+        break;
+      case 'refusal':
+        break;
+      default: {
+        const unreachable: never = part;
+        throw new Error(`unhandled content part ${JSON.stringify(unreachable)}`);
+      }
+    }
+  });
+  if (parts.every((part) => part.type === 'text')) return parts.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+  return parts;
+}
+
+// ---------- tool outputs (§3.3, §3.4) ----------
+
+interface ConvertedToolOutput {
+  content: string | ChatContentPart[];
+  /** Images that go into the user message after the run of tool messages. */
+  images: ChatContentPart[];
+}
+
+function convertToolOutput(output: ResponsesToolOutput, callId: string, path: string, context: ConversionContext): ConvertedToolOutput {
+  if (typeof output === 'string') return { content: output, images: [] };
+  const segments: string[] = [];
+  const images: ChatContentPart[] = [];
+  let imageNumber = 0;
+  output.forEach((part, partIndex) => {
+    const partPath = `${path}.output[${partIndex}]`;
+    switch (part.type) {
+      case 'input_text':
+      case 'output_text':
+      case 'text':
+        segments.push(part.text);
+        break;
+      case 'input_image': {
+        const image = convertImagePart(part, partPath);
+        imageNumber += 1;
+        const mode = context.options.toolOutputImages;
+        switch (mode) {
+          case 'reject':
+            throw new InvalidRequestError(
+              `${partPath}: the output of tool call ${callId} contains an image, and the bridge is set to reject tool output images (toolOutputImages: 'reject')`,
+              { param: partPath },
+            );
+          case 'placeholder':
+            warnUnsupportedPart(context, partPath, part, 'a text placeholder was sent instead (toolOutputImages: placeholder)', callId);
+            segments.push(`[image ${imageNumber} of this tool result omitted: the backend cannot receive images in tool results]`);
+            break;
+          case 'inline_user_message':
+            // Chat tool messages cannot carry images on most engines: a marker stays in place and the
+            // image follows in one user message after the run of tool messages (§3.4).
+            segments.push(`[image ${imageNumber} of this tool result is attached in the next message]`);
+            images.push(image);
+            break;
+          default: {
+            const unreachable: never = mode;
+            throw new Error(`unhandled toolOutputImages ${String(unreachable)}`);
+          }
+        }
+        break;
+      }
+      case 'input_video':
+      case 'input_file':
+      case 'unknown':
+        warnUnsupportedPart(context, partPath, part, 'a text placeholder was sent instead', callId);
+        segments.push(createPlaceholder(part));
+        break;
+      case 'refusal':
+        break;
+      default: {
+        const unreachable: never = part;
+        throw new Error(`unhandled content part ${JSON.stringify(unreachable)}`);
+      }
+    }
+  });
+  const mode = context.options.toolOutputParts;
+  switch (mode) {
+    case 'join':
+      return { content: joinToolOutputText(segments), images };
+    case 'list': {
+      const parts = segments.filter((segment) => segment !== '').map((text): ChatContentPart => ({ type: 'text', text }));
+      return { content: parts.length > 0 ? parts : '', images };
+    }
+    default: {
+      const unreachable: never = mode;
+      throw new Error(`unhandled toolOutputParts ${String(unreachable)}`);
+    }
+  }
+}
+
+// ---------- reasoning ----------
+
+/** `content[].reasoning_text` is what Codex replays from our own items; `summary[].text` otherwise (§3.3). */
+function readReasoningText(item: Extract<ResponsesInputItem, { type: 'reasoning' }>): string {
+  const fromContent = (item.content ?? [])
+    .filter((part) => part.type === 'reasoning_text' && typeof part.text === 'string')
+    .map((part) => part.text ?? '');
+  if (fromContent.some((text) => text !== '')) return fromContent.join('\n');
+  return (item.summary ?? []).map((part) => part.text).filter((text) => text !== '').join('\n\n');
+}
+
+// ---------- the assistant buffer ----------
+
+interface AssistantTurn {
+  texts: string[];
+  reasoning: string[];
+  toolCalls: ChatToolCall[];
+}
+
+function createAssistantTurn(): AssistantTurn {
+  return { texts: [], reasoning: [], toolCalls: [] };
+}
+
+function buildAssistantMessage(turn: AssistantTurn, options: BridgeOptions): AssistantMessage | null {
+  const text = turn.texts.filter((part) => part !== '').join('\n\n');
+  const reasoning = turn.reasoning.join('\n\n');
+  if (text === '' && reasoning === '' && turn.toolCalls.length === 0) return null;
+  const message: AssistantMessage = { role: 'assistant', content: text === '' ? null : text };
+  if (reasoning !== '') {
+    // Never inline in `content`: vLLM ≥0.16 reads `reasoning`, SGLang/llama.cpp/older vLLM
+    // `reasoning_content`; both at once is harmless on vLLM (§3.3).
+    const field = options.replayReasoningField;
+    switch (field) {
+      case 'reasoning':
+        message.reasoning = reasoning;
+        break;
+      case 'reasoning_content':
+        message.reasoning_content = reasoning;
+        break;
+      case 'both':
+        message.reasoning = reasoning;
+        message.reasoning_content = reasoning;
+        break;
+      default: {
+        const unreachable: never = field;
+        throw new Error(`unhandled replayReasoningField ${String(unreachable)}`);
+      }
+    }
+  }
+  // OpenAI-style validators reject `tool_calls: []`, so the key is omitted when empty.
+  if (turn.toolCalls.length > 0) message.tool_calls = turn.toolCalls;
+  return message;
+}
+
+// ---------- instructions and developer messages (§3.1) ----------
+
+function isInstructionMessage(item: ResponsesInputItem): item is ResponsesMessageItem & { role: 'system' | 'developer' } {
+  return item.type === 'message' && (item.role === 'system' || item.role === 'developer');
+}
+
+/** Later system/developer messages: most chat templates do not know `developer`, some reject a late `system`. */
+function convertLaterInstruction(item: ResponsesMessageItem & { role: 'system' | 'developer' }, path: string, context: ConversionContext): ChatMessage {
+  const text = readTextParts(item.content, path, context).join('\n');
+  const role = context.options.midConversationDeveloperRole;
+  switch (role) {
+    case 'system':
+      return { role: 'system', content: text };
+    case 'user':
+      return { role: 'user', content: `<${item.role}>\n${text}\n</${item.role}>` };
+    default: {
+      const unreachable: never = role;
+      throw new Error(`unhandled midConversationDeveloperRole ${String(unreachable)}`);
+    }
+  }
+}
+
+// ---------- the converter ----------
+
+/**
+ * Responses input items → Chat messages (§3). `items` must already be free of `additional_tools`
+ * carriers (see hoist-additional-tools.ts). Throws `UnsupportedFeatureError` for `item_reference`
+ * and `InvalidRequestError` for empty image URLs and rejected tool-output images.
+ */
+export function convertInputItems(
+  items: readonly IndexedInputItem[],
+  instructions: string | null | undefined,
+  options: BridgeOptions,
+): ConvertInputItemsResult {
+  const context: ConversionContext = { options, warnings: [] };
+  const messages: ChatMessage[] = [];
+
+  // `instructions` plus the leading run of system/developer messages → one system message at index 0:
+  // many chat templates accept a single system message only (§3.1).
+  const systemTexts: string[] = instructions ? [instructions] : [];
+  let start = 0;
+  for (const entry of items) {
+    if (!isInstructionMessage(entry.item)) break;
+    systemTexts.push(...readTextParts(entry.item.content, `input[${entry.index}]`, context));
+    start += 1;
+  }
+  const systemText = systemTexts.filter((text) => text !== '').join('\n\n');
+  if (systemText !== '') messages.push({ role: 'system', content: systemText });
+
+  let turn = createAssistantTurn();
+  let pendingImages: Array<{ callId: string; images: ChatContentPart[] }> = [];
+
+  // Templates require `assistant(tool_calls) → tool, tool, …` to stay contiguous, so the images of a
+  // run of tool messages follow in one user message after the last of them (§3.4).
+  const flushImages = (): void => {
+    if (pendingImages.length === 0) return;
+    const content = pendingImages.flatMap(({ callId, images }): ChatContentPart[] => [
+      { type: 'text', text: `Image output of tool call ${callId}:` },
+      ...images,
+    ]);
+    messages.push({ role: 'user', content });
+    pendingImages = [];
+  };
+  const flushTurn = (): void => {
+    const message = buildAssistantMessage(turn, options);
+    turn = createAssistantTurn();
+    if (message === null) return;
+    flushImages();
+    messages.push(message);
+  };
+  const pushMessage = (message: ChatMessage): void => {
+    flushTurn();
+    flushImages();
+    messages.push(message);
+  };
+
+  for (const { item, index } of items.slice(start)) {
+    const path = `input[${index}]`;
+    switch (item.type) {
+      case 'message': {
+        const role = item.role;
+        switch (role) {
+          case 'user':
+            pushMessage({ role: 'user', content: convertUserContent(item.content, path, context) });
+            break;
+          case 'assistant':
+            turn.texts.push(readTextParts(item.content, path, context).join(''));
+            break;
+          case 'system':
+          case 'developer':
+            pushMessage(convertLaterInstruction({ ...item, role }, path, context));
+            break;
+          default: {
+            const unreachable: never = role;
+            throw new Error(`unhandled role ${String(unreachable)}`);
+          }
+        }
+        break;
+      }
+      case 'reasoning': {
+        if (!options.replayReasoning) break;
+        const text = readReasoningText(item);
+        if (text !== '') turn.reasoning.push(text);
+        break;
+      }
+      case 'function_call': {
+        const replayed = normaliseReplayedArguments(item.arguments);
+        if (replayed.rewrapped) {
+          context.warnings.push(
+            createWarning(
+              'replay_rewrapped',
+              `${path}: the replayed arguments of '${item.name}' are not a JSON object; sent as {"_raw_arguments": …} so the backend accepts the history`,
+              { tool: item.name, callId: item.call_id, raw: item.arguments ?? '' },
+            ),
+          );
+        }
+        turn.toolCalls.push({
+          id: item.call_id,
+          type: 'function',
+          function: { name: toWireName(item.namespace ?? null, item.name), arguments: replayed.arguments },
+        });
+        break;
+      }
+      case 'custom_tool_call':
+        // Lowered as a bridged call under every strategy, even when the tool is no longer declared:
+        // templates tolerate unknown names in history, and vLLM rejects non-function call types (§4).
+        turn.toolCalls.push({
+          id: item.call_id,
+          type: 'function',
+          function: { name: toWireName(item.namespace ?? null, item.name), arguments: serialiseCustomToolInput(item.input) },
+        });
+        break;
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
+        const converted = convertToolOutput(item.output, item.call_id, path, context);
+        flushTurn();
+        messages.push({ role: 'tool', tool_call_id: item.call_id, content: converted.content });
+        if (converted.images.length > 0) pendingImages.push({ callId: item.call_id, images: converted.images });
+        break;
+      }
+      case 'additional_tools':
+        // Hoisted before conversion; nothing stays in the message list.
+        break;
+      case 'item_reference':
+        throw new UnsupportedFeatureError(
+          `${path}: item_reference${item.id ? ` '${item.id}'` : ''} cannot be resolved: the bridge keeps no response store, so send the full item instead`,
+          path,
+        );
+      case 'unknown': {
+        const kind = item.originalType;
+        const detail = HOSTED_CALL_ITEM_TYPES.has(kind)
+          ? `${path}: '${kind}' is a hosted-tool record with no Chat Completions representation; dropped`
+          : `${path}: unknown input item type '${kind}'; dropped`;
+        const callId = item.value['call_id'];
+        context.warnings.push(
+          createWarning('unknown_item_dropped', detail, { callId: typeof callId === 'string' ? callId : null, raw: JSON.stringify(item.value) }),
+        );
+        break;
+      }
+      default: {
+        const unreachable: never = item;
+        throw new Error(`unhandled input item ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+  flushTurn();
+  flushImages();
+  return { value: messages, warnings: context.warnings };
+}

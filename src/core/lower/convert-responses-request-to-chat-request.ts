@@ -1,0 +1,148 @@
+import type { BridgeOptions } from '../bridge-options.ts';
+import type { ChatRequest } from '../chat/chat-completions-api.ts';
+import { UnsupportedFeatureError } from '../errors.ts';
+import { parseResponsesRequest } from '../responses/responses-request.ts';
+import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
+import type { BridgeWarning, WarningLedger } from '../warnings.ts';
+import { convertInputItems } from './convert-input-items.ts';
+import { convertRequestFields } from './convert-request-fields.ts';
+import { hoistAdditionalTools, type IndexedInputItem } from './hoist-additional-tools.ts';
+import { lowerTools, type LoweredToolRecord, type ToolDeclaration, type ToolDisposition } from './lower-tools.ts';
+import { createPendingWarning, resolvePendingWarnings } from './pending-warning.ts';
+import { rewriteToolChoice } from './rewrite-tool-choice.ts';
+
+/** What the traffic panel shows about one request before the backend answers. */
+export interface RequestSummary {
+  /** The model Codex asked for. */
+  model: string;
+  /** The model sent upstream (`modelOverride` wins). */
+  upstreamModel: string;
+  inputItems: number;
+  /** Codex's thread id: stable across the requests of one session (codex-wire.md §6). */
+  promptCacheKey: string | null;
+  tools: Array<{
+    name: string;
+    namespace: string | null;
+    /** `function`, `custom`, or the hosted kind (`web_search`, `tool_search` …). */
+    kind: string;
+    source: 'tools' | 'additional_tools';
+    disposition: ToolDisposition;
+    wireName: string | null;
+    reason: string | null;
+  }>;
+  toolChoice: { original: unknown; sent: unknown };
+}
+
+export interface LoweredRequest {
+  /** Always `stream: true` with `stream_options.include_usage`, whatever Codex asked for. */
+  chatRequest: ChatRequest;
+  /** Wire name → tool, for lifting the backend's calls back (§2.5). */
+  toolMap: ToolMap;
+  warnings: BridgeWarning[];
+  summary: RequestSummary;
+  /** What Codex asked for (`stream`, default true): SSE or one JSON body. */
+  clientStream: boolean;
+}
+
+function listInputItems(input: ReturnType<typeof parseResponsesRequest>['input']): IndexedInputItem[] {
+  // A string input is one user message (the Responses API's shorthand).
+  if (typeof input === 'string') return [{ item: { type: 'message', role: 'user', content: input }, index: 0 }];
+  return input.map((item, index) => ({ item, index }));
+}
+
+function deselect(record: LoweredToolRecord): LoweredToolRecord {
+  return { ...record, disposition: 'dropped', wireName: null, reason: 'not selected by tool_choice', chatTool: null, mapEntry: null };
+}
+
+/**
+ * Lowers a Codex Responses request into a Chat Completions request for a function-only backend
+ * (bridge-rules.md §1–§4). Pure: the only state is the caller's once-per-process warning ledger.
+ *
+ * Throws `InvalidRequestError` (400: malformed body, tool-name collision, `required` without tools,
+ * `defer_loading: true`, empty image URL, rejected tool-output images) or `UnsupportedFeatureError`
+ * (`item_reference`, `previous_response_id`, `background: true`).
+ */
+export function convertResponsesRequestToChatRequest(body: unknown, options: BridgeOptions, ledger: WarningLedger): LoweredRequest {
+  const request = parseResponsesRequest(body);
+  if (request.previous_response_id) {
+    throw new UnsupportedFeatureError(
+      'previous_response_id is not supported: the bridge keeps no response store, so send the full history (store: false)',
+      'previous_response_id',
+    );
+  }
+  if (request.background === true) {
+    throw new UnsupportedFeatureError('background: true is not supported: the bridge answers every request in the foreground', 'background');
+  }
+
+  const inputItems = listInputItems(request.input);
+  const hoisted = hoistAdditionalTools(inputItems).value;
+  const declarations: ToolDeclaration[] = [
+    ...(request.tools ?? []).map((tool, index): ToolDeclaration => ({ tool, source: 'tools', path: `tools[${index}]` })),
+    ...hoisted.declarations,
+  ];
+  const loweredTools = lowerTools(declarations, options);
+  const toolChoice = rewriteToolChoice(request.tool_choice, loweredTools.value, {
+    clientDeclaredTools: declarations.length > 0,
+    options,
+  });
+  const messages = convertInputItems(hoisted.items, request.instructions, options);
+  const fields = convertRequestFields(request, options);
+
+  const selected = toolChoice.value.selectedWireNames;
+  const records = loweredTools.value.map((record) =>
+    record.chatTool !== null && record.wireName !== null && !selected.has(record.wireName) ? deselect(record) : record,
+  );
+  const chatTools = records.flatMap((record) => (record.chatTool ? [record.chatTool] : []));
+  const toolMap = new Map<string, ToolMapEntry>(records.flatMap((record) => (record.mapEntry ? [[record.mapEntry.wireName, record.mapEntry] as const] : [])));
+
+  const upstreamModel = options.modelOverride || request.model;
+  // vLLM rejects `"tools": []` and any tool_choice without tools, and parallel_tool_calls only
+  // means something with tools (§2.8): all three go together or not at all.
+  const toolFields: Pick<ChatRequest, 'tools' | 'tool_choice' | 'parallel_tool_calls'> = {};
+  if (chatTools.length > 0) {
+    toolFields.tools = chatTools;
+    if (toolChoice.value.toolChoice !== undefined) toolFields.tool_choice = toolChoice.value.toolChoice;
+    if (typeof request.parallel_tool_calls === 'boolean') toolFields.parallel_tool_calls = request.parallel_tool_calls;
+  }
+  const chatRequest: ChatRequest = {
+    model: upstreamModel,
+    messages: messages.value,
+    ...toolFields,
+    stream: true,
+    stream_options: { include_usage: true },
+    ...fields.value,
+  };
+
+  const warnings = resolvePendingWarnings(
+    [
+      ...loweredTools.warnings,
+      ...toolChoice.warnings.map((warning) => createPendingWarning(warning)),
+      ...messages.warnings.map((warning) => createPendingWarning(warning)),
+      ...fields.warnings,
+    ],
+    ledger,
+  );
+
+  return {
+    chatRequest,
+    toolMap,
+    warnings,
+    summary: {
+      model: request.model,
+      upstreamModel,
+      inputItems: inputItems.length,
+      promptCacheKey: request.prompt_cache_key ?? null,
+      tools: records.map(({ name, namespace, kind, source, disposition, wireName, reason }) => ({
+        name,
+        namespace,
+        kind,
+        source,
+        disposition,
+        wireName,
+        reason,
+      })),
+      toolChoice: { original: request.tool_choice ?? null, sent: chatRequest.tool_choice ?? null },
+    },
+    clientStream: request.stream ?? true,
+  };
+}
