@@ -303,6 +303,9 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
         case 'error':
           failStream(parsed.code, `backend stream failed (${upstream.baseUrl}): ${parsed.message}`);
           return false;
+        case 'ignored':
+          logger.debug(parsed.message, { exchangeId });
+          return true;
         case 'invalid':
           failStream('server_error', `backend sent an unreadable stream frame (${upstream.baseUrl}): ${parsed.message}`);
           return false;

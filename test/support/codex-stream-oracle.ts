@@ -41,8 +41,6 @@ export interface CodexStreamCheckOptions {
   inputDeltaMismatchCallIds?: readonly string[];
 }
 
-const TERMINAL_TYPES: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
-
 const TERMINAL_STATUS: Readonly<Record<TerminalEventType, string>> = {
   'response.completed': 'completed',
   'response.incomplete': 'incomplete',

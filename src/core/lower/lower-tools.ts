@@ -177,7 +177,7 @@ function readGrammar(
   wireName: string,
   warnings: PendingWarning[],
 ): { syntax: string; definition: string } | null {
-  if (!format || format.type === 'text') return null;
+  if (!format || format.type === undefined || format.type === null || format.type === 'text') return null;
   if (format.type === 'grammar' && typeof format.definition === 'string') {
     const syntax = format.syntax ?? '';
     const grammar = { syntax, definition: format.definition };
@@ -199,7 +199,7 @@ function readGrammar(
   warnings.push(
     createPendingWarning(
       createWarning('unknown_format_type', `custom tool '${shownName}' declares ${what}; the bridge ignores it`, { tool: name }),
-      { key: `unknown_format_type:${wireName}`, fingerprint: format.type },
+      { key: `unknown_format_type:${wireName}`, fingerprint: format.type ?? '' },
     ),
   );
   return null;

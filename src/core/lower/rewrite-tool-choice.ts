@@ -128,10 +128,10 @@ export function rewriteToolChoice(
       case 'custom':
         return resolveNamed(toolChoice.type, toolChoice.name, toolChoice.namespace);
       case 'allowed_tools': {
-        let mode = toolChoice.mode ?? 'auto';
-        if (mode !== 'auto' && mode !== 'none' && mode !== 'required') {
-          warnings.push(createWarning('tool_choice_rewritten', `allowed_tools mode '${mode}' is unknown; sent "auto"`));
-          mode = 'auto';
+        const requestedMode = toolChoice.mode ?? 'auto';
+        const mode = requestedMode === 'none' || requestedMode === 'required' ? requestedMode : 'auto';
+        if (requestedMode !== mode) {
+          warnings.push(createWarning('tool_choice_rewritten', `allowed_tools mode '${requestedMode}' is unknown; sent "auto"`));
         }
         if (mode === 'required') rejectRequiredWithoutTools(context, 'allowed_tools with mode "required"');
         const selected = selectByReferences(toolChoice.tools ?? []);

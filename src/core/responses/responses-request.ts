@@ -106,8 +106,9 @@ function createFunctionToolSchema<Name extends z.ZodType>(name: Name) {
   });
 }
 
+/** `{}` and `{"type":"text"}` both mean "no grammar" (§2.2), so `type` is optional. */
 const customToolFormatSchema = z.looseObject({
-  type: z.string(),
+  type: z.string().nullish(),
   syntax: z.string().nullish(),
   definition: z.string().nullish(),
 });

@@ -140,7 +140,9 @@ export type ChatStreamEvent =
   | { kind: 'done' }
   | { kind: 'chunk'; chunk: ChatCompletionChunk; raw: string }
   | { kind: 'error'; message: string; code: 'context_length_exceeded' | 'server_error'; raw: string }
-  | { kind: 'invalid'; message: string; raw: string };
+  | { kind: 'invalid'; message: string; raw: string }
+  /** Carries nothing the bridge reads (an `event: ping` or unknown field without data); skipped, kept for the log. */
+  | { kind: 'ignored'; message: string; raw: string };
 
 /**
  * Classifies one backend SSE event. Errors come in every shape of backends.md §9: a `data:` frame with
@@ -158,7 +160,8 @@ export function parseChatStreamEvent(event: SseEvent): ChatStreamEvent {
   if (event.data.length === 0) {
     const names = event.unknownFields.map((field) => field.name).join(', ');
     const detail = names.length > 0 ? `only unknown SSE fields (${names})` : 'an empty data field';
-    return { kind: 'invalid', message: `backend sent an SSE event with ${detail}`, raw };
+    // Per the SSE standard an event without data carries no message; proxies send such pings.
+    return { kind: 'ignored', message: `backend sent an SSE event with ${detail}`, raw };
   }
 
   const parsed = parseJson(raw);

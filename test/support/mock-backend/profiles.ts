@@ -239,7 +239,8 @@ function mapLlamacppErrorType(status: number): string {
 
 /** The profile's error envelope (§1 table "error envelope"). */
 export function renderErrorEnvelope(profile: EngineProfile, error: EngineError): unknown {
-  switch (getProfileTraits(profile).family) {
+  const family = getProfileTraits(profile).family;
+  switch (family) {
     case 'vllm':
       return {
         error: {
@@ -265,7 +266,7 @@ export function renderErrorEnvelope(profile: EngineProfile, error: EngineError):
       // LM Studio's chat endpoint answers `{"error":"<string>"}` (§6).
       return { error: error.message };
     default: {
-      const unreachable: never = getProfileTraits(profile).family;
+      const unreachable: never = family;
       throw new Error(`unknown engine family ${String(unreachable)}`);
     }
   }

@@ -245,7 +245,7 @@ describe('parseChatStreamEvent', () => {
     assert.equal(parseOne('data: {"error":null,"choices":[]}\n\n').kind, 'chunk');
   });
 
-  it('reports text that is not JSON, JSON that is not a chunk, and unknown fields without data as invalid', () => {
+  it('reports text that is not JSON and JSON that is not a chunk as invalid, and ignores data-less events', () => {
     const notJson = parseOne('data: {"choices": [\n\n');
     assert.equal(notJson.kind, 'invalid');
     assert.equal(notJson.kind === 'invalid' && notJson.raw, '{"choices": [');
@@ -254,7 +254,7 @@ describe('parseChatStreamEvent', () => {
     assert.match(notChunk.kind === 'invalid' ? notChunk.message : '', /choices/);
     assert.equal(parseOne('data: [1, 2]\n\n').kind, 'invalid');
     const onlyUnknown = parseOne('warning: slow\n\n');
-    assert.equal(onlyUnknown.kind, 'invalid');
-    assert.match(onlyUnknown.kind === 'invalid' ? onlyUnknown.message : '', /warning/);
+    assert.equal(onlyUnknown.kind, 'ignored');
+    assert.match(onlyUnknown.kind === 'ignored' ? onlyUnknown.message : '', /warning/);
   });
 });

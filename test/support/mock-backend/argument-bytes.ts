@@ -1,0 +1,125 @@
+/**
+ * Tool-call `arguments` as each engine writes them: byte forms (arguments-matrix.json), Qwen XML
+ * parameter rules (qwen3coder-coercion-cases.json) and streaming fragmentation per parser (§2.4, §2.5,
+ * §3, §4, §5).
+ */
+import { renderGoJson, type ArgumentByteForm } from './profiles.ts';
+import { renderPythonJsonDumps } from './python-text.ts';
+
+export function renderArgumentBytes(value: unknown, form: ArgumentByteForm): string {
+  switch (form) {
+    case 'python-spaced':
+      return renderPythonJsonDumps(value, { ensureAscii: false });
+    case 'python-ascii':
+      return renderPythonJsonDumps(value, { ensureAscii: true });
+    case 'go-compact':
+      return renderGoJson(value);
+    case 'compact':
+      return JSON.stringify(value);
+    default: {
+      const unreachable: never = form;
+      throw new Error(`unknown argument form ${String(unreachable)}`);
+    }
+  }
+}
+
+const xmlValueTerminators = ['</parameter>', '<parameter=', '</function>'];
+
+/**
+ * What a legacy Qwen3-Coder XML parser (vLLM qwen3_coder, SGLang, Ollama) makes of the raw text of a
+ * string parameter: the value ends at the first embedded end tag, exactly one leading and one trailing
+ * newline are removed, and the text `null` (any case) becomes JSON null even for `"type":"string"` (§7).
+ */
+export function applyQwenXmlParameterRules(rawValue: string): string | null {
+  let value = rawValue;
+  for (const terminator of xmlValueTerminators) {
+    const position = value.indexOf(terminator);
+    if (position !== -1) value = value.slice(0, position);
+  }
+  if (value.startsWith('\n')) value = value.slice(1);
+  if (value.endsWith('\n')) value = value.slice(0, -1);
+  return value.toLowerCase() === 'null' ? null : value;
+}
+
+/** Splits on code points so an astral character (the emoji) never straddles two fragments. */
+export function splitByCodePoints(text: string, size: number): string[] {
+  const characters = Array.from(text);
+  const pieces: string[] = [];
+  for (let index = 0; index < characters.length; index += size) pieces.push(characters.slice(index, index + size).join(''));
+  return pieces;
+}
+
+export function countCodePoints(text: string): number {
+  return Array.from(text).length;
+}
+
+export function truncateCodePoints(text: string, limit: number): string {
+  return Array.from(text).slice(0, limit).join('');
+}
+
+/** Keeps whole pieces up to `limit` code points in total, cutting the last one; empty pieces keep their place. */
+export function truncatePieces(pieces: readonly string[], limit: number): string[] {
+  const kept: string[] = [];
+  let remaining = limit;
+  for (const piece of pieces) {
+    const length = countCodePoints(piece);
+    if (length <= remaining) {
+      kept.push(piece);
+      remaining -= length;
+      continue;
+    }
+    if (remaining > 0) kept.push(truncateCodePoints(piece, remaining));
+    break;
+  }
+  return kept;
+}
+
+/** Legacy qwen3_coder / SGLang streaming: `{`, one complete `"name": value` member per parameter, `}`. */
+export function splitIntoParameterMembers(value: Record<string, unknown>): string[] {
+  const members = Object.entries(value).map(
+    ([key, item], index) => `${index === 0 ? '' : ', '}${JSON.stringify(key)}: ${renderPythonJsonDumps(item, { ensureAscii: false })}`,
+  );
+  return ['{', ...members, '}'];
+}
+
+/** The text up to and including the first `:` (plus a following space or quote), e.g. `{"input": ` or `{"input":"`. */
+function findKeyPrefixLength(characters: readonly string[], withOpeningQuote: boolean): number {
+  const colon = characters.indexOf(':');
+  if (colon === -1) return Math.min(characters.length, 1);
+  let end = colon + 1;
+  if (characters[end] === ' ') end += 1;
+  if (withOpeningQuote && characters[end] === '"') end += 1;
+  return end;
+}
+
+/** Raw model JSON in pieces (hermes, harmony, named choice): a key prefix, then fixed-size fragments. */
+export function splitModelJson(text: string, options: { leadingBrace: boolean; size: number }): string[] {
+  const characters = Array.from(text);
+  const prefixLength = findKeyPrefixLength(characters, false);
+  const prefix = characters.slice(0, prefixLength).join('');
+  const rest = characters.slice(prefixLength).join('');
+  const head = options.leadingBrace && prefix.startsWith('{') ? ['{', prefix.slice(1)] : [prefix];
+  return [...head.filter((piece) => piece !== ''), ...splitByCodePoints(rest, options.size)];
+}
+
+/**
+ * llama.cpp: the first delta already holds `{"input":"`; later string diffs are split anywhere — at a
+ * fixed stride plus once right after the first backslash, so a fragment always ends inside an escape.
+ */
+export function splitLlamacppDiffs(text: string, stride = 7): string[] {
+  const characters = Array.from(text);
+  const prefixLength = findKeyPrefixLength(characters, true);
+  const rest = characters.slice(prefixLength);
+  const cuts = new Set<number>();
+  for (let index = stride; index < rest.length; index += stride) cuts.add(index);
+  const backslash = rest.indexOf('\\');
+  if (backslash !== -1 && backslash + 1 < rest.length) cuts.add(backslash + 1);
+  const pieces = [characters.slice(0, prefixLength).join('')];
+  let start = 0;
+  for (const cut of [...cuts].sort((left, right) => left - right)) {
+    pieces.push(rest.slice(start, cut).join(''));
+    start = cut;
+  }
+  if (start < rest.length) pieces.push(rest.slice(start).join(''));
+  return pieces;
+}
