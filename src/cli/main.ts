@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util';
 import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-options.ts';
 import type { Logger } from '../core/logger.ts';
+import { runCodexConfigCommand } from './codex-config-command.ts';
 import { BRIDGE_VERSION, DEFAULT_KEEPALIVE_SECONDS, startBridgeServer } from '../server/start-server.ts';
 
 const USAGE = `freeform-bridge ${BRIDGE_VERSION} — lets Codex's free-form tools work with function-only Chat Completions backends
 
 Usage:
   freeform-bridge serve --backend URL [options]
+  freeform-bridge codex-config --base-url URL --model NAME [options]   (run with --help for its options)
 
 Options for serve:
   --backend URL                 OpenAI-compatible base URL of the backend, ending in /v1 (required)
@@ -19,6 +21,8 @@ Options for serve:
   --model NAME                  model name sent to the backend instead of Codex's
   --log-file PATH               append one JSON line per exchange
   --log-level LEVEL             error, warn, info (default) or debug, written to stderr
+  --grammar-repair              repair lifted free-form inputs that miss their grammar in known ways (warned)
+  --grammar-examples            add a compact valid example payload to each bridged tool's description
   -h, --help                    show this help
   --version                     print the version
 `;
@@ -67,6 +71,8 @@ async function serve(argv: string[]): Promise<void> {
       model: { type: 'string' },
       'log-file': { type: 'string' },
       'log-level': { type: 'string' },
+      'grammar-repair': { type: 'boolean' },
+      'grammar-examples': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -94,7 +100,12 @@ async function serve(argv: string[]): Promise<void> {
       port,
       getBackendApiKey: () => backendApiKey,
       getToken: () => token,
-      options: { strategy, modelOverride: values.model ?? null },
+      options: {
+        strategy,
+        modelOverride: values.model ?? null,
+        grammarRepair: values['grammar-repair'] ?? false,
+        grammarExamples: values['grammar-examples'] ?? false,
+      },
       keepaliveSeconds,
       logger,
       logFile: values['log-file'],
@@ -131,6 +142,12 @@ export async function main(argv: string[]): Promise<number> {
       case 'serve':
         await serve(rest);
         return 0;
+      case 'codex-config':
+        return await runCodexConfigCommand(rest, {
+          stdout: (text) => process.stdout.write(text),
+          stderr: (text) => process.stderr.write(text),
+          env: process.env,
+        });
       case '--version':
       case 'version':
         process.stdout.write(`${BRIDGE_VERSION}\n`);

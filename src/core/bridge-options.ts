@@ -28,6 +28,14 @@ export interface BridgeOptions {
   toolOutputParts: 'join' | 'list';
   /** Images inside tool outputs (bridge-rules.md §3.4). */
   toolOutputImages: 'inline_user_message' | 'placeholder' | 'reject';
+  /**
+   * Deliver a lifted free-form input repaired (JSON wrapper, heredoc or code fence removed, missing
+   * final newline or `*** End Patch` added) when that makes it match the tool's grammar; always
+   * with a `grammar_repaired` warning. Off: mismatches are only warned about (bridge-rules.md §5.5).
+   */
+  grammarRepair: boolean;
+  /** Append a short valid example payload to the descriptions of `apply_patch` and `exec`, for small models. */
+  grammarExamples: boolean;
 }
 
 export const DEFAULT_BRIDGE_OPTIONS: Readonly<BridgeOptions> = Object.freeze({
@@ -40,6 +48,8 @@ export const DEFAULT_BRIDGE_OPTIONS: Readonly<BridgeOptions> = Object.freeze({
   midConversationDeveloperRole: 'system',
   toolOutputParts: 'join',
   toolOutputImages: 'inline_user_message',
+  grammarRepair: false,
+  grammarExamples: false,
 });
 
 export function resolveBridgeOptions(partial: Partial<BridgeOptions> = {}): BridgeOptions {

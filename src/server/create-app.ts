@@ -3,6 +3,7 @@ import type { BridgeOptions } from '../core/bridge-options.ts';
 import type { Logger } from '../core/logger.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 import type { WarningLedger } from '../core/warnings.ts';
+import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
 import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES } from './error-middleware.ts';
 import { createModelsHandler } from './models-route.ts';
 import { createResponsesHandler } from './responses-route.ts';
@@ -13,6 +14,8 @@ export interface AppDependencies {
   upstream: UpstreamClient;
   getOptions: () => BridgeOptions;
   ledger: WarningLedger;
+  /** Compiled custom-tool grammars, one cache per process (grammar checks and examples). */
+  grammarCache: GrammarCache;
   logger: Logger;
   onTraffic: TrafficListener;
   getToken: () => string | null;
@@ -44,6 +47,7 @@ export function createApp(dependencies: AppDependencies): Express {
       upstream: dependencies.upstream,
       getOptions: dependencies.getOptions,
       ledger: dependencies.ledger,
+      grammarCache: dependencies.grammarCache,
       logger: dependencies.logger,
       onTraffic: dependencies.onTraffic,
       keepaliveSeconds: dependencies.keepaliveSeconds,

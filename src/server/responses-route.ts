@@ -15,12 +15,14 @@ import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-ev
 import { convertChatCompletionToChunk } from '../core/stream/convert-chat-completion-to-chunk.ts';
 import type { ExchangeOutcome, TrafficListener } from '../core/traffic-event.ts';
 import type { BridgeWarning, WarningLedger } from '../core/warnings.ts';
+import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
 import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
 
 export interface ResponsesRouteDependencies {
   upstream: UpstreamClient;
   getOptions: () => BridgeOptions;
   ledger: WarningLedger;
+  grammarCache: GrammarCache;
   logger: Logger;
   onTraffic: TrafficListener;
   /** Seconds without any event before a `response.in_progress` keepalive goes out; 0 disables. */
@@ -86,7 +88,10 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
         { code: 'unsupported_media_type' },
       );
     }
-    const lowered: LoweredRequest = convertResponsesRequestToChatRequest(request.body, dependencies.getOptions(), dependencies.ledger);
+    const options = dependencies.getOptions();
+    const lowered: LoweredRequest = convertResponsesRequestToChatRequest(request.body, options, dependencies.ledger, {
+      grammarCache: dependencies.grammarCache,
+    });
     const chatRequestText = JSON.stringify(lowered.chatRequest);
 
     locals.exchangeStarted = true;
@@ -110,6 +115,8 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
       model: lowered.summary.model,
       createdAt: seconds(startedAtMs),
       toolMap: lowered.toolMap,
+      grammarRepair: options.grammarRepair,
+      grammarCache: dependencies.grammarCache,
     });
     const warnings: BridgeWarning[] = [...lowered.warnings];
     let reportedTranslatorWarnings = 0;

@@ -6,6 +6,7 @@ import { resolveBridgeOptions, type BridgeOptions } from '../core/bridge-options
 import { createSilentLogger, type Logger } from '../core/logger.ts';
 import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 import { createWarningLedger } from '../core/warnings.ts';
+import { createGrammarCache } from '../core/grammar/grammar-cache.ts';
 import { createApp } from './create-app.ts';
 import { createExchangeLogWriter } from './exchange-log.ts';
 import { isLoopbackHostname } from './security.ts';
@@ -72,6 +73,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     upstream,
     getOptions: () => options,
     ledger: createWarningLedger(),
+    grammarCache: createGrammarCache(),
     logger,
     onTraffic,
     getToken,

@@ -49,7 +49,7 @@ export const defaultVllmReasoningEfforts: readonly string[] = ['none', 'minimal'
 
 const validMessageRoles = ['system', 'user', 'assistant', 'tool', 'developer', 'function'] as const;
 
-/** One entry of a pydantic `errors()` list; `loc` excludes the leading `'body'`. */
+/** One entry of a pydantic `errors()` list (keys keep pydantic's spelling); `loc` excludes the leading `'body'`. */
 interface PydanticError {
   type: string;
   loc: ReadonlyArray<string | number>;
@@ -243,6 +243,11 @@ function collectToolFieldErrors(tools: unknown): PydanticError[] {
 
 function collectVllmFieldErrors(data: Record<string, unknown>, reasoningEfforts: readonly string[]): PydanticError[] {
   const errors = [...collectMessageFieldErrors(data), ...collectToolFieldErrors(data.tools)];
+  const toolChoice = data.tool_choice;
+  // The before-validator only looked at `function`; the named-choice model still pins `type` to "function".
+  if (isNamedToolChoice(toolChoice) && 'type' in toolChoice && toolChoice.type !== 'function') {
+    errors.push(createLiteralError(['tool_choice', 'ChatCompletionNamedToolChoiceParam', 'type'], toolChoice.type, ['function']));
+  }
   const effort = data.reasoning_effort;
   if (effort !== null && effort !== undefined && !reasoningEfforts.includes(effort as string)) {
     errors.push(createLiteralError(['reasoning_effort'], effort, reasoningEfforts));
@@ -593,4 +598,72 @@ function findLmstudioRejection(profile: EngineProfile, body: unknown, options: P
     return { status: failure.status, message: readEnvelopeMessage(failure.body), body: failure.body };
   }
   return null;
+}
+
+export interface TransportCheck {
+  /** The parsed body (undefined when the text is not JSON). */
+  body: unknown;
+  rejection: ProfileRejection | null;
+}
+
+/**
+ * What the engine says before looking at the fields: the content type (vLLM, SGLang and LM Studio
+ * insist on JSON; Go and cpp-httplib servers parse whatever arrives) and the JSON syntax (§11 item 1).
+ */
+export function checkChatTransportForProfile(profile: EngineProfile, contentType: string | undefined, rawBody: string): TransportCheck {
+  const family = getProfileTraits(profile).family;
+  const reject = (error: EngineError): ProfileRejection => ({ status: error.status, message: error.message, body: renderErrorEnvelope(profile, error) });
+  const mediaType = (contentType ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  if (mediaType !== 'application/json') {
+    if (family === 'vllm') {
+      return { body: undefined, rejection: reject({ status: 400, message: "Unsupported Media Type: Only 'application/json' is allowed", type: 'Bad Request' }) };
+    }
+    if (family === 'sglang') {
+      const error = { type: 'model_attributes_type', loc: [], msg: 'Input should be a valid dictionary or object to extract fields from', input: rawBody };
+      return { body: undefined, rejection: reject(createBadRequest([error])) };
+    }
+    if (family === 'lmstudio') return { body: undefined, rejection: reject({ status: 400, message: "'messages' field is required" }) };
+  }
+  const decodeError = findPythonJsonError(rawBody);
+  if (decodeError === null) {
+    try {
+      return { body: JSON.parse(rawBody) as unknown, rejection: null };
+    } catch {
+      // Python accepts NaN/Infinity, JSON.parse does not; fall through to the engine's error.
+    }
+  }
+  const position = decodeError?.position ?? 0;
+  switch (family) {
+    case 'vllm':
+    case 'sglang': {
+      const error = {
+        type: 'json_invalid',
+        loc: [position],
+        msg: 'JSON decode error',
+        input: {},
+        ctx: { error: decodeError?.message ?? 'Expecting value' },
+      };
+      return { body: undefined, rejection: reject(createBadRequest([error])) };
+    }
+    case 'ollama': {
+      const character = Array.from(rawBody)[position];
+      const message = character === undefined ? 'unexpected EOF' : `invalid character ${renderPythonStringRepr(character)} looking for beginning of value`;
+      return { body: undefined, rejection: reject({ status: 400, message }) };
+    }
+    case 'llamacpp':
+      return {
+        body: undefined,
+        rejection: reject({
+          status: 400,
+          message: `[json.exception.parse_error.101] parse error at line 1, column ${position + 1}: syntax error while parsing value`,
+          type: 'invalid_request_error',
+        }),
+      };
+    case 'lmstudio':
+      return { body: undefined, rejection: reject({ status: 400, message: `Unexpected token in JSON at position ${position}` }) };
+    default: {
+      const unreachable: never = family;
+      throw new Error(`unknown engine family ${String(unreachable)}`);
+    }
+  }
 }

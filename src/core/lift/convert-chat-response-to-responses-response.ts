@@ -1,5 +1,6 @@
 import { chatCompletionSchema, type ChatToolCallWire } from '../chat/chat-completions-api.ts';
 import { UpstreamStreamError } from '../errors.ts';
+import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.ts';
 import { createItemId } from '../ids.ts';
 import { mapChatFinishReason } from '../map-chat-finish-reason.ts';
 import type { ResponsesOutputItem, ResponsesResponse } from '../responses/responses-output.ts';
@@ -16,6 +17,10 @@ export interface LiftContext {
   /** Unix seconds. */
   createdAt: number;
   toolMap: ToolMap;
+  /** Deliver custom inputs repaired when a repair makes them match their grammar (BridgeOptions.grammarRepair). */
+  grammarRepair?: boolean;
+  /** Compiled grammars; the server keeps one per process. Without it, one is made for this response. */
+  grammarCache?: GrammarCache;
 }
 
 /**
@@ -61,6 +66,7 @@ export function convertChatResponseToResponsesResponse(
   }
 
   const deduplicateCallId = createCallIdDeduplicator();
+  const grammarCache = context.grammarCache ?? createGrammarCache();
   let anyCallTruncated = false;
   for (const toolCall of toolCalls) {
     const { callId, warning } = deduplicateCallId(toolCall.id);
@@ -76,6 +82,8 @@ export function convertChatResponseToResponsesResponse(
       callId,
       finishReason,
       toolMap: context.toolMap,
+      grammarRepair: context.grammarRepair ?? false,
+      grammarCache,
     });
     warnings.push(...lifted.warnings);
     if (lifted.item === null) anyCallTruncated = true;

@@ -1,3 +1,5 @@
+import { checkGrammarInput } from '../grammar/check-grammar-input.ts';
+import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.ts';
 import { createCallId, createItemId } from '../ids.ts';
 import { parseJson } from '../parse-json.ts';
 import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
@@ -21,10 +23,22 @@ export interface LiftToolCallInput {
   toolMap: ToolMap;
   /** Item id to use, e.g. the one the stream already announced in `output_item.added`. */
   itemId?: string;
+  /** Deliver a custom tool's input repaired when a repair makes it match the grammar (BridgeOptions.grammarRepair). */
+  grammarRepair?: boolean;
+  /**
+   * Compiled grammars, owned by the caller (one per process, or per response). Without one, the
+   * grammar is compiled for this call alone and an uncompilable grammar is reported every time.
+   */
+  grammarCache?: GrammarCache;
 }
 
 export type LiftedToolCall =
-  | { item: ResponsesFunctionCallItem | ResponsesCustomToolCallItem; warnings: BridgeWarning[] }
+  | {
+      item: ResponsesFunctionCallItem | ResponsesCustomToolCallItem;
+      warnings: BridgeWarning[];
+      /** The delivered custom input was repaired to match its grammar, so it differs from what the backend sent. */
+      grammarRepaired?: boolean;
+    }
   | { item: null; truncatedKind: 'function_call' | 'custom_tool_call'; warnings: BridgeWarning[] };
 
 export function liftToolCall(input: LiftToolCallInput): LiftedToolCall {
@@ -59,15 +73,27 @@ function liftBridgedCustomCall(input: LiftToolCallInput, entry: ToolMapEntry): L
     finishReason: input.finishReason,
   });
   if (lifted.truncated) return { item: null, truncatedKind: 'custom_tool_call', warnings: lifted.warnings };
+  // §5.5: the backend could not enforce the grammar, so the lifted input is checked here.
+  const checked =
+    entry.grammar === null
+      ? { input: lifted.input, warnings: [], repaired: false }
+      : checkGrammarInput({
+          tool: entry.name,
+          callId: input.callId,
+          input: lifted.input,
+          grammar: entry.grammar,
+          cache: input.grammarCache ?? createGrammarCache({ maxEntries: 1 }),
+          repair: input.grammarRepair ?? false,
+        });
   const item = createCustomToolCallItem({
     itemId: input.itemId,
     callId: input.callId,
     name: entry.name,
     namespace: entry.namespace,
-    input: lifted.input,
+    input: checked.input,
   });
-  const grammarWarning = checkInputAgainstGrammar(entry, input.callId, lifted.input);
-  return { item, warnings: grammarWarning ? [...lifted.warnings, grammarWarning] : lifted.warnings };
+  const warnings = [...lifted.warnings, ...checked.warnings];
+  return checked.repaired ? { item, warnings, grammarRepaired: true } : { item, warnings };
 }
 
 function liftFunctionCall(input: LiftToolCallInput, entry: ToolMapEntry | undefined): LiftedToolCall {
@@ -174,51 +200,4 @@ export function createCallIdDeduplicator(
       }),
     };
   };
-}
-
-// ---------- grammar-aware check (§5.5) ----------
-
-const PATCH_BEGIN = '*** Begin Patch';
-const PATCH_END = '*** End Patch';
-const PATCH_HUNK_HEADERS = ['*** Add File: ', '*** Delete File: ', '*** Update File: '];
-const PATCH_OTHER_MARKERS = ['*** Move to: ', '*** End of File'];
-
-/**
- * Only the apply_patch envelope is cheap to check; other grammars are left to the tool. The call is
- * delivered either way (Codex reports the parse error to the model); the warning makes the cause
- * visible instead of a silent retry loop. Recognised by the grammar text, not the tool name, so a
- * renamed patch tool is checked too.
- */
-function checkInputAgainstGrammar(entry: ToolMapEntry, callId: string, input: string): BridgeWarning | null {
-  if (entry.grammar === null || !entry.grammar.definition.includes(PATCH_BEGIN)) return null;
-  const offendingLine = findPatchEnvelopeProblem(input);
-  if (offendingLine === null) return null;
-  return createWarning('grammar_mismatch', `input does not match the ${entry.name} grammar: ${offendingLine}`, {
-    tool: entry.name,
-    callId,
-    raw: input,
-  });
-}
-
-function findPatchEnvelopeProblem(input: string): string | null {
-  const lines = input.split('\n').map((line) => line.replace(/\r$/, ''));
-  const firstLine = lines[0] ?? '';
-  if (firstLine.trim() !== PATCH_BEGIN) return `first line is ${JSON.stringify(firstLine)}, expected ${JSON.stringify(PATCH_BEGIN)}`;
-  const nonEmpty = lines.filter((line) => line.trim() !== '');
-  const lastLine = nonEmpty[nonEmpty.length - 1] ?? '';
-  // An XML tool parser cuts the value at an embedded `</parameter>`, which shows up here (§5.5).
-  if (nonEmpty.length < 2 || lastLine.trim() !== PATCH_END) {
-    return `last non-empty line is ${JSON.stringify(lastLine)}, expected ${JSON.stringify(PATCH_END)}`;
-  }
-  let hunks = 0;
-  for (const line of nonEmpty.slice(1, -1)) {
-    if (!line.startsWith('***')) continue;
-    if (PATCH_HUNK_HEADERS.some((header) => line.startsWith(header))) {
-      hunks += 1;
-    } else if (!PATCH_OTHER_MARKERS.some((marker) => line.startsWith(marker))) {
-      return `unexpected header line ${JSON.stringify(line)}`;
-    }
-  }
-  if (hunks === 0) return 'no "*** Add File: ", "*** Delete File: " or "*** Update File: " header';
-  return null;
 }

@@ -95,7 +95,7 @@ interface ConversionContext {
 
 function warnUnsupportedPart(context: ConversionContext, path: string, part: ResponsesContentPart, outcome: string, callId: string | null = null): void {
   context.warnings.push(
-    createWarning('unsupported_content_part', `${path}: a '${describePartType(part)}' part cannot be sent to a Chat Completions backend; ${outcome}`, {
+    createWarning('unsupported_content_part', `${path}: content of type '${describePartType(part)}' cannot be sent to a Chat Completions backend; ${outcome}`, {
       callId,
     }),
   );

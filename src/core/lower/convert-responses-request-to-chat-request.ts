@@ -1,6 +1,8 @@
 import type { BridgeOptions } from '../bridge-options.ts';
 import type { ChatRequest } from '../chat/chat-completions-api.ts';
 import { UnsupportedFeatureError } from '../errors.ts';
+import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.ts';
+import { renderGrammarExample } from '../grammar/render-grammar-example.ts';
 import { parseResponsesRequest } from '../responses/responses-request.ts';
 import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
 import type { BridgeWarning, WarningLedger } from '../warnings.ts';
@@ -62,7 +64,17 @@ function deselect(record: LoweredToolRecord): LoweredToolRecord {
  * `defer_loading: true`, empty image URL, rejected tool-output images) or `UnsupportedFeatureError`
  * (`item_reference`, `previous_response_id`, `background: true`).
  */
-export function convertResponsesRequestToChatRequest(body: unknown, options: BridgeOptions, ledger: WarningLedger): LoweredRequest {
+export interface LoweringContext {
+  /** Compiled grammars, shared per process so examples are not recompiled on every request. */
+  grammarCache?: GrammarCache;
+}
+
+export function convertResponsesRequestToChatRequest(
+  body: unknown,
+  options: BridgeOptions,
+  ledger: WarningLedger,
+  context: LoweringContext = {},
+): LoweredRequest {
   const request = parseResponsesRequest(body);
   if (request.previous_response_id) {
     throw new UnsupportedFeatureError(
@@ -80,7 +92,9 @@ export function convertResponsesRequestToChatRequest(body: unknown, options: Bri
     ...(request.tools ?? []).map((tool, index): ToolDeclaration => ({ tool, source: 'tools', path: `tools[${index}]` })),
     ...hoisted.declarations,
   ];
-  const loweredTools = lowerTools(declarations, options);
+  const grammarCache = context.grammarCache ?? (options.grammarExamples ? createGrammarCache({ maxEntries: 4 }) : null);
+  const renderExample = options.grammarExamples && grammarCache ? (name: string, grammar: { syntax: string; definition: string }) => renderGrammarExample(name, grammar, grammarCache) : null;
+  const loweredTools = lowerTools(declarations, options, renderExample);
   const toolChoice = rewriteToolChoice(request.tool_choice, loweredTools.value, {
     clientDeclaredTools: declarations.length > 0,
     options,

@@ -7,6 +7,9 @@ import { NAMESPACE_SEPARATOR, toWireName, type ToolMapEntry } from '../tool-map.
 import { createWarning } from '../warnings.ts';
 import { createPendingWarning, type PendingWarning } from './pending-warning.ts';
 
+/** Renders a compact valid payload for a grammar, or null (BridgeOptions.grammarExamples). */
+export type GrammarExampleRenderer = (toolName: string, grammar: { syntax: string; definition: string }) => string | null;
+
 /** One tool as Codex declared it, top level or inside an `additional_tools` carrier (§2.4). */
 export interface ToolDeclaration {
   tool: ResponsesTool;
@@ -135,7 +138,13 @@ function fenceGrammar(syntax: string, definition: string): string {
  * carries the nested-tool catalogue), then a neutral sentence about `input` and the grammar. We do
  * not tell the model to escape anything: XML-style parsers (Qwen) take the value raw (§2.2).
  */
-export function bridgeCustomTool(member: CustomMember, name: string, namespace: string | null, wireName: string): BridgedCustomTool {
+export function bridgeCustomTool(
+  member: CustomMember,
+  name: string,
+  namespace: string | null,
+  wireName: string,
+  renderExample: GrammarExampleRenderer | null = null,
+): BridgedCustomTool {
   const warnings: PendingWarning[] = [];
   const shownName = displayName(namespace, name);
   let description = member.description ?? '';
@@ -153,6 +162,10 @@ export function bridgeCustomTool(member: CustomMember, name: string, namespace: 
   if (grammar !== null) {
     const label = grammar.syntax === '' ? 'this grammar' : `this ${grammar.syntax} grammar`;
     appendix.push(`It must match ${label} (the server does not enforce it):\n${fenceGrammar(grammar.syntax, grammar.definition)}`);
+    // Small models follow an example far better than a grammar (issue #10); only examples verified
+    // against the grammar actually sent are offered.
+    const example = renderExample?.(name, grammar) ?? null;
+    if (example !== null) appendix.push(`A complete, valid \`input\` value (raw text, nothing around it):\n${fenceGrammar('text', example)}`);
   }
   const chatTool: ChatFunctionTool = {
     type: 'function',
@@ -222,7 +235,7 @@ function readGrammarQuietly(format: ResponsesCustomToolFormat | null | undefined
 
 // ---------- one candidate ----------
 
-function lowerCandidate(candidate: ToolCandidate, options: BridgeOptions): CandidateResult {
+function lowerCandidate(candidate: ToolCandidate, options: BridgeOptions, renderExample: GrammarExampleRenderer | null): CandidateResult {
   const { member, namespace } = candidate;
   switch (member.type) {
     case 'namespace':
@@ -267,7 +280,7 @@ function lowerCandidate(candidate: ToolCandidate, options: BridgeOptions): Candi
           warnings: [createPendingWarning(warning, { key: `custom_tool_dropped:${wireName}`, fingerprint: '' })],
         };
       }
-      return lowerCustomCandidate(candidate, member, name, wireName, warnings, options);
+      return lowerCustomCandidate(candidate, member, name, wireName, warnings, options, renderExample);
     }
     default: {
       const unreachable: never = member;
@@ -283,11 +296,12 @@ function lowerCustomCandidate(
   wireName: string,
   nameWarnings: PendingWarning[],
   options: BridgeOptions,
+  renderExample: GrammarExampleRenderer | null,
 ): CandidateResult {
   const { namespace, source } = candidate;
   switch (options.strategy) {
     case 'function_bridge': {
-      const bridged = bridgeCustomTool(member, name, namespace, wireName);
+      const bridged = bridgeCustomTool(member, name, namespace, wireName, renderExample);
       return {
         record: {
           name,
@@ -387,12 +401,16 @@ function checkCollision(existing: LoweredToolRecord, record: LoweredToolRecord, 
  * per strategy, namespaces are flattened keeping each member's kind, hosted kinds are dropped.
  * Throws `InvalidRequestError` for name collisions and `defer_loading: true`.
  */
-export function lowerTools(declarations: readonly ToolDeclaration[], options: BridgeOptions): LowerToolsResult {
+export function lowerTools(
+  declarations: readonly ToolDeclaration[],
+  options: BridgeOptions,
+  renderExample: GrammarExampleRenderer | null = null,
+): LowerToolsResult {
   const records: LoweredToolRecord[] = [];
   const warnings: PendingWarning[] = [];
   const byWireName = new Map<string, LoweredToolRecord>();
   for (const candidate of expandDeclarations(declarations)) {
-    const result = lowerCandidate(candidate, options);
+    const result = lowerCandidate(candidate, options, renderExample);
     const { record } = result;
     if (record.wireName !== null && record.chatTool !== null) {
       const existing = byWireName.get(record.wireName);

@@ -1,4 +1,5 @@
 import type { ChatCompletionChunk, ChatToolCallWire, ChatUsage } from '../chat/chat-completions-api.ts';
+import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.ts';
 import { createCallId as createRandomCallId, createItemId as createRandomItemId, type ItemIdPrefix } from '../ids.ts';
 import { createCallIdDeduplicator, liftNativeCustomToolCall, liftToolCall, readChatToolCallArguments } from '../lift/lift-tool-call.ts';
 import { mapChatUsageToResponsesUsage } from '../lift/map-chat-usage.ts';
@@ -39,6 +40,13 @@ export interface StreamTranslatorOptions {
   createItemId?: (prefix: ItemIdPrefix) => string;
   /** Factory for call ids the engine did not send; tests inject a deterministic one. */
   createCallId?: () => string;
+  /** Deliver custom inputs repaired when a repair makes them match their grammar (BridgeOptions.grammarRepair). */
+  grammarRepair?: boolean;
+  /**
+   * Compiled grammars; the server keeps one per process so an uncompilable grammar is reported once
+   * per process. Without it, the translator makes its own (once per response).
+   */
+  grammarCache?: GrammarCache;
 }
 
 export type StreamFailureCode = 'context_length_exceeded' | 'server_error';
@@ -86,6 +94,7 @@ export class ChatStreamTranslator {
   private readonly createItemId: (prefix: ItemIdPrefix) => string;
   private readonly createCallId: () => string;
   private readonly deduplicateCallId = createCallIdDeduplicator();
+  private readonly grammarCache: GrammarCache;
 
   private sequenceNumber = 0;
   private started = false;
@@ -118,6 +127,7 @@ export class ChatStreamTranslator {
     this.options = options;
     this.createItemId = options.createItemId ?? createRandomItemId;
     this.createCallId = options.createCallId ?? createRandomCallId;
+    this.grammarCache = options.grammarCache ?? createGrammarCache();
   }
 
   get warnings(): readonly BridgeWarning[] {
@@ -552,6 +562,8 @@ export class ChatStreamTranslator {
       finishReason,
       toolMap: this.options.toolMap,
       itemId: call.itemId,
+      grammarRepair: this.options.grammarRepair ?? false,
+      grammarCache: this.grammarCache,
     });
     for (const warning of lifted.warnings) this.addWarning(warning);
     if (lifted.item === null) {
@@ -559,10 +571,14 @@ export class ChatStreamTranslator {
       call.truncated = true;
       return;
     }
-    this.emitCallDone(call, lifted.item);
+    this.emitCallDone(call, lifted.item, lifted.grammarRepaired ?? false);
   }
 
-  private emitCallDone(call: ToolCallState, item: ResponsesFunctionCallItem | ResponsesCustomToolCallItem): void {
+  /**
+   * `repaired`: the input was changed to match its grammar after its deltas went out; the
+   * `grammar_repaired` warning already says so, and the done event carries the repaired input.
+   */
+  private emitCallDone(call: ToolCallState, item: ResponsesFunctionCallItem | ResponsesCustomToolCallItem, repaired = false): void {
     call.doneItem = item;
     switch (item.type) {
       case 'function_call':
@@ -575,7 +591,7 @@ export class ChatStreamTranslator {
         break;
       case 'custom_tool_call': {
         const sent = call.decoder ? call.decoder.decoded : call.argumentsText;
-        if (!item.input.startsWith(sent)) {
+        if (!repaired && !item.input.startsWith(sent)) {
           // Malformed arguments can decode to something the lift rules then replace: the done value wins.
           this.addWarning(
             createWarning('input_delta_mismatch', 'the streamed input deltas are not a prefix of the delivered input; the done event carries the delivered input', {

@@ -8,11 +8,21 @@ import { createInterface } from 'node:readline';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 import { postResponses, readCapture, readSseEvents, itemsDone } from '../../support/bridge-harness.ts';
 
-/** Runs the built CLI the way the README tells a user to: `npx freeform-bridge serve …`. */
-function startCli(args: string[], environment: Record<string, string> = {}): { child: ChildProcess; firstLine: Promise<string>; stderr: () => string } {
-  const child = spawn('npx', ['--no-install', 'freeform-bridge', ...args], {
+/**
+ * Runs the built CLI the way the README tells a user to (`npx freeform-bridge serve …`), or the bundle
+ * directly with `node` where a test needs the bridge's own exit code: npm runs the bin through
+ * `sh -c`, which does not pass signals on, so signal tests talk to the node process itself.
+ */
+function startCli(
+  args: string[],
+  launcher: 'npx' | 'node' = 'npx',
+): { child: ChildProcess; firstLine: Promise<string>; stderr: () => string; stopGroup: () => void } {
+  const [command, prefix] = launcher === 'npx' ? ['npx', ['--no-install', 'freeform-bridge']] : [process.execPath, ['dist/cli.js']];
+  const child = spawn(command, [...prefix, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...environment },
+    env: process.env,
+    // Its own process group, so a test can stop npm, the shell and the bridge together.
+    detached: true,
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -23,7 +33,16 @@ function startCli(args: string[], environment: Record<string, string> = {}): { c
     lines.once('line', resolve);
     child.once('exit', (code) => reject(new Error(`CLI exited with ${code} before printing a line: ${stderr}`)));
   });
-  return { child, firstLine, stderr: () => stderr };
+  // Tests that expect an early exit never await the ready line; keep its rejection from going unhandled.
+  firstLine.catch(() => undefined);
+  const stopGroup = (): void => {
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  };
+  return { child, firstLine, stderr: () => stderr, stopGroup };
 }
 
 function exitCode(child: ChildProcess): Promise<number | null> {
@@ -33,7 +52,7 @@ function exitCode(child: ChildProcess): Promise<number | null> {
   });
 }
 
-describe('freeform-bridge CLI', () => {
+describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
   let backend: MockBackend;
   before(async () => {
     backend = await startMockBackend({ profile: 'vllm-qwen3coder' });
@@ -42,9 +61,9 @@ describe('freeform-bridge CLI', () => {
     await backend.close();
   });
 
-  it('serves Codex requests, writes the exchange log and stops cleanly on SIGTERM', async () => {
+  it('serves Codex requests through npx and writes the exchange log', async () => {
     const logFile = join(mkdtempSync(join(tmpdir(), 'freeform-bridge-cli-')), 'exchanges.jsonl');
-    const cli = startCli(['serve', '--backend', backend.url, '--port', '0', '--log-file', logFile, '--model', 'served-model'], {});
+    const cli = startCli(['serve', '--backend', backend.url, '--port', '0', '--log-file', logFile, '--model', 'served-model']);
     const line = await cli.firstLine;
     const match = /^freeform-bridge listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(line);
     assert.ok(match, `unexpected ready line: ${line}`);
@@ -55,8 +74,8 @@ describe('freeform-bridge CLI', () => {
     assert.equal(itemsDone(exchange.events)[0]?.type, 'custom_tool_call');
     assert.equal((backend.requests.at(-1)?.body as { model: string }).model, 'served-model');
 
-    cli.child.kill('SIGTERM');
-    assert.equal(await exitCode(cli.child), 0);
+    cli.stopGroup();
+    await exitCode(cli.child);
     const records = readFileSync(logFile, 'utf8').trim().split('\n').map((text) => JSON.parse(text) as Record<string, unknown>);
     assert.equal(records.length, 1);
     assert.equal(records[0]?.outcome, 'completed');
@@ -64,16 +83,27 @@ describe('freeform-bridge CLI', () => {
     assert.ok(records[0]?.loweredRequest, 'the lowered request is logged');
   });
 
+  it('stops cleanly on SIGTERM and SIGINT', async () => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const cli = startCli(['serve', '--backend', backend.url, '--port', '0'], 'node');
+      const url = /(http:\/\/\S+)$/.exec(await cli.firstLine)![1]!;
+      assert.equal((await fetch(`${url}/healthz`)).status, 200);
+      cli.child.kill(signal);
+      assert.equal(await exitCode(cli.child), 0, `exit code after ${signal}`);
+      await assert.rejects(fetch(`${url}/healthz`), 'the port is closed');
+    }
+  });
+
   it('exits with a clear usage error when --backend is missing', async () => {
-    const cli = startCli(['serve']);
+    const cli = startCli(['serve'], 'node');
     assert.equal(await exitCode(cli.child), 2);
     assert.match(cli.stderr(), /--backend URL is required/);
   });
 
   it('refuses a port that is already in use', async () => {
-    const first = startCli(['serve', '--backend', backend.url, '--port', '0']);
+    const first = startCli(['serve', '--backend', backend.url, '--port', '0'], 'node');
     const port = /:(\d+)$/.exec(await first.firstLine)![1]!;
-    const second = startCli(['serve', '--backend', backend.url, '--port', port]);
+    const second = startCli(['serve', '--backend', backend.url, '--port', port], 'node');
     assert.notEqual(await exitCode(second.child), 0);
     assert.match(second.stderr(), new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`));
     first.child.kill('SIGINT');

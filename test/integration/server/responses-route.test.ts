@@ -215,7 +215,7 @@ describe('error mapping for Codex', () => {
   it('ends a stream that fails mid-way with response.failed', async () => {
     backend.enqueue({ text: 'Partial', midStreamError: 'vllm' });
     const exchange = await readSseEvents(await postResponses(bridge.url, DEFAULT_REQUEST));
-    assertCodexAcceptsStream(exchange.events);
+    assertCodexAcceptsStream(exchange.events, { expectedTerminal: 'response.failed' });
     const terminal = terminalEvent(exchange.events);
     assert.equal(terminal.type, 'response.failed');
     assert.match(JSON.stringify(terminal), /Internal server error/);
@@ -358,7 +358,9 @@ for (const profile of ['ollama', 'llamacpp', 'sglang', 'vllm-hermes'] as const) 
       const custom = items.find((item) => item.type === 'custom_tool_call');
       const functionCall = items.find((item) => item.type === 'function_call');
       assert.equal(custom?.name, 'exec');
-      const expected = profile === 'ollama' || profile === 'sglang' ? 'text("hi — ✓ \\"quoted\\"")' : 'text("hi — ✓ \\"quoted\\"")\n';
+      // The mock plays a Qwen3-Coder model behind these engines: their XML parsers drop one trailing
+      // newline (backends.md §7); only the JSON-style hermes parser keeps the payload whole.
+      const expected = profile === 'vllm-hermes' ? 'text("hi — ✓ \\"quoted\\"")\n' : 'text("hi — ✓ \\"quoted\\"")';
       assert.equal(custom?.input, expected);
       assert.equal(functionCall?.name, 'close_agent');
       assert.equal(functionCall?.namespace, 'multi_agent_v1');

@@ -30,7 +30,7 @@ const xmlValueTerminators = ['</parameter>', '<parameter=', '</function>'];
  * string parameter: the value ends at the first embedded end tag, exactly one leading and one trailing
  * newline are removed, and the text `null` (any case) becomes JSON null even for `"type":"string"` (§7).
  */
-export function applyQwenXmlParameterRules(rawValue: string): string | null {
+export function applyQwenXmlParameterRules(rawValue: string, options: { nullCoercion: boolean } = { nullCoercion: true }): string | null {
   let value = rawValue;
   for (const terminator of xmlValueTerminators) {
     const position = value.indexOf(terminator);
@@ -38,7 +38,7 @@ export function applyQwenXmlParameterRules(rawValue: string): string | null {
   }
   if (value.startsWith('\n')) value = value.slice(1);
   if (value.endsWith('\n')) value = value.slice(0, -1);
-  return value.toLowerCase() === 'null' ? null : value;
+  return options.nullCoercion && value.toLowerCase() === 'null' ? null : value;
 }
 
 /** Splits on code points so an astral character (the emoji) never straddles two fragments. */

@@ -19,11 +19,24 @@ import { toPieces, type MockToolCall, type MockTurn } from './script.ts';
 
 export type ToolChoiceMode = 'auto' | 'required' | 'named' | 'none';
 
+/**
+ * vLLM field set by date (§2.3, §2.4): `0.10` (≤0.11.0), `interim` (0.11.1–0.15, the builds that send
+ * both reasoning keys: `token_ids` but no `prompt_text` or fingerprint), `2026` (U).
+ */
+export type VllmEra = '0.10' | 'interim' | '2026';
+
+export function findVllmEra(traits: ProfileTraits, reasoningKey: ReasoningKey): VllmEra | null {
+  if (traits.family !== 'vllm') return null;
+  if (reasoningKey === 'both') return 'interim';
+  return traits.vllmBuild === '0.10' ? '0.10' : '2026';
+}
+
 /** Everything about the response that does not depend on the scripted turn. */
 export interface ResponseContext {
   profile: EngineProfile;
   traits: ProfileTraits;
   reasoningKey: ReasoningKey;
+  vllmEra: VllmEra | null;
   model: string;
   created: number;
   completionId: string;
@@ -126,9 +139,11 @@ function chooseLayout(context: ResponseContext): CallLayout {
   return 'empty-arguments';
 }
 
-function resolveArgumentValue(call: MockToolCall, traits: ProfileTraits): unknown {
+function resolveArgumentValue(call: MockToolCall, traits: ProfileTraits, parserBypassed: boolean): unknown {
   if (call.input !== undefined) {
-    return { input: traits.xmlToolParser ? applyQwenXmlParameterRules(call.input) : call.input };
+    // Structured outputs (vLLM named/required) never reach the XML parser, so nothing is trimmed.
+    if (traits.xmlParameterRules === null || parserBypassed) return { input: call.input };
+    return { input: applyQwenXmlParameterRules(call.input, { nullCoercion: traits.xmlParameterRules === 'legacy' }) };
   }
   if (isRecord(call.arguments)) return call.arguments;
   if (call.arguments === undefined && call.argumentPieces === undefined) return {};
@@ -141,7 +156,7 @@ function splitDefaultPieces(context: ResponseContext, layout: CallLayout, bytes:
   if (layout === 'first-piece' && traits.family === 'llamacpp') return splitLlamacppDiffs(bytes);
   if (layout === 'first-piece') return splitModelJson(bytes, { leadingBrace: true, size: 64 });
   const memberWise = traits.vllmToolParser === 'qwen3coder' || traits.family === 'sglang';
-  if (memberWise && isRecord(value) && context.toolChoiceMode !== 'named') return splitIntoParameterMembers(value);
+  if (memberWise && isRecord(value)) return splitIntoParameterMembers(value);
   if (traits.family === 'lmstudio') return splitByCodePoints(bytes, 32);
   return splitModelJson(bytes, { leadingBrace: false, size: 64 });
 }
@@ -149,12 +164,12 @@ function splitDefaultPieces(context: ResponseContext, layout: CallLayout, bytes:
 function prepareToolCall(context: ResponseContext, call: MockToolCall, index: number, truncateAt: number | undefined): PreparedToolCall {
   const traits = context.traits;
   const layout = chooseLayout(context);
-  const value = resolveArgumentValue(call, traits);
+  // Structured outputs (named/required) emit the guided JSON verbatim: Python-spaced, raw UTF-8.
+  const forced = traits.family === 'vllm' && layout === 'first-piece';
+  const value = resolveArgumentValue(call, traits, forced);
   const rawText = typeof call.arguments === 'string' ? call.arguments : undefined;
   const renderIn = (form: ProfileTraits['nonStreamArgumentForm']): string =>
     rawText ?? (value !== undefined ? renderArgumentBytes(value, form) : (call.argumentPieces ?? []).join(''));
-  // Structured outputs (named/required) emit the guided JSON verbatim: Python-spaced, raw UTF-8.
-  const forced = traits.family === 'vllm' && layout === 'first-piece';
   const nonStreamBytes = renderIn(forced ? 'python-spaced' : traits.nonStreamArgumentForm);
   const streamBytes = renderIn(forced ? 'python-spaced' : traits.streamArgumentForm);
   const pieces = call.argumentPieces !== undefined ? [...call.argumentPieces] : splitDefaultPieces(context, layout, streamBytes, value);

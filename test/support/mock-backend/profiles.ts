@@ -42,8 +42,12 @@ export interface ProfileTraits {
   vllmBuild: '2026' | '0.10' | null;
   vllmToolParser: VllmToolParser | null;
   reasoningKey: ReasoningKey;
-  /** Qwen3-Coder XML parsers: one-newline trim, legacy `null` coercion, cut at `</parameter>` (§7). */
-  xmlToolParser: boolean;
+  /**
+   * Qwen3-Coder XML parameter handling (§7): `legacy` = cut at `</parameter>`, one-newline trim and the
+   * `null` coercion (vLLM qwen3_coder, SGLang, Ollama); `trim-only` = llama.cpp's Qwen3-Coder handler,
+   * whose `arguments-matrix.json` entry also lacks the final newline; null = a JSON-style parser.
+   */
+  xmlParameterRules: 'legacy' | 'trim-only' | null;
   nonStreamArgumentForm: ArgumentByteForm;
   streamArgumentForm: ArgumentByteForm;
   defaultModel: string;
@@ -63,7 +67,7 @@ const traitsByProfile: Record<EngineProfile, ProfileTraits> = {
     vllmBuild: '2026',
     vllmToolParser: 'hermes',
     reasoningKey: 'reasoning',
-    xmlToolParser: false,
+    xmlParameterRules: null,
     nonStreamArgumentForm: 'python-spaced',
     streamArgumentForm: 'python-spaced',
     defaultModel: qwenCoder,
@@ -76,7 +80,7 @@ const traitsByProfile: Record<EngineProfile, ProfileTraits> = {
     vllmBuild: '2026',
     vllmToolParser: 'qwen3coder',
     reasoningKey: 'reasoning',
-    xmlToolParser: true,
+    xmlParameterRules: 'legacy',
     nonStreamArgumentForm: 'python-spaced',
     streamArgumentForm: 'python-spaced',
     defaultModel: qwenCoder,
@@ -89,7 +93,7 @@ const traitsByProfile: Record<EngineProfile, ProfileTraits> = {
     vllmBuild: '2026',
     vllmToolParser: 'openai',
     reasoningKey: 'reasoning',
-    xmlToolParser: false,
+    xmlParameterRules: null,
     // Harmony re-dumps non-stream arguments ASCII-escaped but streams the model's compact raw JSON (§2.4).
     nonStreamArgumentForm: 'python-ascii',
     streamArgumentForm: 'compact',
@@ -103,7 +107,7 @@ const traitsByProfile: Record<EngineProfile, ProfileTraits> = {
     vllmBuild: '0.10',
     vllmToolParser: 'hermes-legacy',
     reasoningKey: 'reasoning_content',
-    xmlToolParser: false,
+    xmlParameterRules: null,
     nonStreamArgumentForm: 'python-spaced',
     streamArgumentForm: 'python-spaced',
     defaultModel: qwenCoder,
@@ -116,7 +120,7 @@ const traitsByProfile: Record<EngineProfile, ProfileTraits> = {
     vllmBuild: null,
     vllmToolParser: null,
     reasoningKey: 'reasoning_content',
-    xmlToolParser: true,
+    xmlParameterRules: 'legacy',
     nonStreamArgumentForm: 'python-spaced',
     streamArgumentForm: 'python-spaced',
     defaultModel: qwenCoder,
@@ -129,7 +133,7 @@ const traitsByProfile: Record<EngineProfile, ProfileTraits> = {
     vllmBuild: null,
     vllmToolParser: null,
     reasoningKey: 'reasoning',
-    xmlToolParser: true,
+    xmlParameterRules: 'legacy',
     nonStreamArgumentForm: 'go-compact',
     streamArgumentForm: 'go-compact',
     defaultModel: 'qwen3-coder:30b',
@@ -142,7 +146,7 @@ const traitsByProfile: Record<EngineProfile, ProfileTraits> = {
     vllmBuild: null,
     vllmToolParser: null,
     reasoningKey: 'reasoning_content',
-    xmlToolParser: false,
+    xmlParameterRules: 'trim-only',
     nonStreamArgumentForm: 'compact',
     streamArgumentForm: 'compact',
     defaultModel: 'qwen3-coder-30b-a3b-instruct-q4_k_m.gguf',
@@ -156,7 +160,7 @@ const traitsByProfile: Record<EngineProfile, ProfileTraits> = {
     vllmBuild: null,
     vllmToolParser: null,
     reasoningKey: 'reasoning_content',
-    xmlToolParser: false,
+    xmlParameterRules: null,
     nonStreamArgumentForm: 'compact',
     streamArgumentForm: 'compact',
     defaultModel: 'qwen/qwen3-coder-30b',

@@ -66,11 +66,11 @@ function mergeToolCallDeltas(left: Delta, right: Delta): Delta {
 }
 
 function renderVllmStream(context: ResponseContext, turn: PreparedTurn, options: { argumentsInFinishChunk: boolean; packParallelCalls: boolean }): RenderedStream {
-  const is2026 = context.traits.vllmBuild === '2026';
+  const is2026 = context.vllmEra === '2026';
   const both = context.reasoningKey === 'both';
   const base = (): Delta => ({ id: context.completionId, object: 'chat.completion.chunk', created: context.created, model: context.model });
   // `token_ids:null` on deltas since ~Oct 2025; `prompt_text` only in 2026 builds (§2.4).
-  const tokenIds: Delta = is2026 ? { token_ids: null } : {};
+  const tokenIds: Delta = context.vllmEra === '0.10' ? {} : { token_ids: null };
   const contentDelta = (text: string): Delta => (both ? { content: text, reasoning_content: null } : { content: text });
   const reasoningDelta = (text: string): Delta => {
     if (context.reasoningKey === 'both') return { reasoning: text, reasoning_content: text };
@@ -86,23 +86,24 @@ function renderVllmStream(context: ResponseContext, turn: PreparedTurn, options:
   const deltas: Delta[] = [...turn.reasoningPieces.map(reasoningDelta), ...turn.textPieces.map(contentDelta)];
   if (turn.separatorBeforeCalls) deltas.push(contentDelta('\n\n'));
 
-  const callDeltas = turn.calls.map(createVllmCallDeltas);
-  if (options.packParallelCalls) {
-    // Several tokens in one engine step: the tail of call i and the header of call i+1 share a chunk.
-    for (let index = callDeltas.length - 1; index > 0; index -= 1) {
-      const previous = callDeltas[index - 1] ?? [];
-      const current = callDeltas[index] ?? [];
-      const tail = previous.pop();
-      const head = current.shift();
-      if (tail !== undefined && head !== undefined) previous.push(mergeToolCallDeltas(tail, head), ...current);
-      else previous.push(...(tail === undefined ? [] : [tail]), ...(head === undefined ? [] : [head]), ...current);
-      callDeltas.splice(index, 1);
+  const callGroups: Delta[][] = [];
+  for (const group of turn.calls.map(createVllmCallDeltas)) {
+    const previous = callGroups[callGroups.length - 1];
+    const tail = options.packParallelCalls ? previous?.pop() : undefined;
+    const [head, ...rest] = group;
+    if (previous !== undefined && tail !== undefined && head !== undefined) {
+      // Several tokens in one engine step: the tail of call i and the header of call i+1 share a chunk.
+      previous.push(mergeToolCallDeltas(tail, head), ...rest);
+    } else {
+      callGroups.push(group);
     }
   }
-  const flatCallDeltas = callDeltas.flat();
+  const flatCallDeltas = callGroups.flat();
   let finishDelta: Delta = turn.calls.length > 0 ? {} : contentDelta('');
-  const lastCall = turn.calls[turn.calls.length - 1];
-  if (options.argumentsInFinishChunk && lastCall !== undefined && lastCall.pieces.length > 1) {
+  const lastCallDelta = flatCallDeltas[flatCallDeltas.length - 1];
+  const isPieceOnly = (delta: Delta): boolean =>
+    Array.isArray(delta.tool_calls) && delta.tool_calls.every((entry) => typeof entry === 'object' && entry !== null && !('id' in entry));
+  if (options.argumentsInFinishChunk && lastCallDelta !== undefined && isPieceOnly(lastCallDelta)) {
     // The "remaining arguments" delta computed at finish rides in the finish chunk (§2.4).
     finishDelta = flatCallDeltas.pop() ?? {};
   }

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import type { ChatCompletionChunk } from '../../../src/core/chat/chat-completions-api.ts';
+import { createGrammarCache } from '../../../src/core/grammar/grammar-cache.ts';
 import type { ItemIdPrefix } from '../../../src/core/ids.ts';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../../../src/core/responses/responses-output.ts';
 import { SseDecoder, parseChatStreamEvent } from '../../../src/core/sse/sse-decoder.ts';
@@ -82,6 +83,8 @@ function translateSse(body: string, options: Partial<StreamTranslatorOptions> = 
         break;
       case 'invalid':
         events.push(...translator.fail({ code: 'server_error', message: parsed.message }));
+        break;
+      case 'ignored':
         break;
       default: {
         const exhaustive: never = parsed;
@@ -1218,5 +1221,69 @@ describe('failures after the stream started (bridge-rules.md §8)', () => {
     check(events, { expectedTerminal: 'response.failed' });
     assert.equal(terminalResponse(events).type, 'response.failed');
     assert.deepEqual(doneItems(events), []);
+  });
+});
+
+describe('grammar check at the finish chunk (bridge-rules.md §5.5)', () => {
+  const capture = JSON.parse(readFileSync(path.resolve(process.cwd(), '../shared/reference/captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json'), 'utf8')) as {
+    tools: Array<{ name?: string; format?: { syntax: string; definition: string } }>;
+  };
+  const format = capture.tools.find((tool) => tool.name === 'apply_patch')?.format;
+  assert.ok(format);
+  const grammarToolMap: ToolMap = new Map([
+    ['apply_patch', { wireName: 'apply_patch', name: 'apply_patch', namespace: null, kind: 'custom', grammar: { syntax: format.syntax, definition: format.definition } }],
+  ]);
+  const fenced = `\`\`\`diff\n${TRICKY_INPUT}\`\`\``;
+  const argumentsText = JSON.stringify({ input: fenced });
+  const streamFenced = (options: Partial<StreamTranslatorOptions>) =>
+    translate(
+      [
+        chunk({ tool_calls: [toolCallDelta(0, { id: 'call_g', name: 'apply_patch', arguments: argumentsText.slice(0, 30) })] }),
+        chunk({ tool_calls: [toolCallDelta(0, { arguments: argumentsText.slice(30) })] }),
+        chunk({}, 'tool_calls'),
+      ],
+      { toolMap: grammarToolMap, ...options },
+    );
+
+  it('accepts the tricky patch streamed in every engine byte form without a warning', () => {
+    for (const [form, text] of Object.entries(ARGUMENTS_MATRIX)) {
+      // Notes and the file name sit beside the argument strings in the matrix.
+      if (typeof text !== 'string' || !text.startsWith('{')) continue;
+      const { events, translator } = translate(
+        [chunk({ tool_calls: [toolCallDelta(0, { id: 'call_t', name: 'apply_patch', arguments: text })] }), chunk({}, 'tool_calls')],
+        { toolMap: grammarToolMap },
+      );
+      check(events);
+      assert.deepEqual(translator.warnings.filter((warning) => warning.kind.startsWith('grammar_')), [], form);
+    }
+  });
+
+  it('delivers a mismatching input unchanged with grammar_mismatch by default', () => {
+    const { events, translator } = streamFenced({});
+    check(events);
+    assert.equal(customInputDeltas(events, 0), fenced);
+    assert.equal(customInputDone(events, 0), fenced);
+    assert.deepEqual(translator.warnings.map((warning) => [warning.kind, warning.callId]), [['grammar_mismatch', 'call_g']]);
+  });
+
+  it('with grammarRepair, the done event carries the repaired input; no input_delta_mismatch on top of grammar_repaired', () => {
+    const { events, translator } = streamFenced({ grammarRepair: true });
+    check(events, { inputDeltaMismatchCallIds: ['call_g'] });
+    assert.equal(customInputDeltas(events, 0), fenced, 'the deltas went out before the check');
+    assert.equal(customInputDone(events, 0), TRICKY_INPUT);
+    assert.deepEqual(terminalResponse(events).response.output.map((item) => item.type === 'custom_tool_call' && item.input), [TRICKY_INPUT]);
+    assert.deepEqual(translator.warnings.map((warning) => [warning.kind, warning.callId]), [['grammar_repaired', 'call_g']]);
+  });
+
+  it('uses the grammar cache it is given, so an uncompilable grammar is reported once across responses', () => {
+    const brokenMap: ToolMap = new Map([['broken', { wireName: 'broken', name: 'broken', namespace: null, kind: 'custom', grammar: { syntax: 'lark', definition: 'start: "(" start ")"\n' } }]]);
+    const grammarCache = createGrammarCache();
+    const run = () =>
+      translate([chunk({ tool_calls: [toolCallDelta(0, { id: 'call_b', name: 'broken', arguments: '{"input": "(x)"}' })] }), chunk({}, 'tool_calls')], {
+        toolMap: brokenMap,
+        grammarCache,
+      }).translator.warnings.map((warning) => warning.kind);
+    assert.deepEqual(run(), ['grammar_uncompilable']);
+    assert.deepEqual(run(), []);
   });
 });

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { convertChatResponseToResponsesResponse, type LiftContext } from '../../../src/core/lift/convert-chat-response-to-responses-response.ts';
 import { UpstreamStreamError } from '../../../src/core/errors.ts';
+import { createGrammarCache } from '../../../src/core/grammar/grammar-cache.ts';
 import { parseJson } from '../../../src/core/parse-json.ts';
 import type { ResponsesResponse } from '../../../src/core/responses/responses-output.ts';
 import type { ToolMap, ToolMapEntry } from '../../../src/core/tool-map.ts';
@@ -319,5 +320,47 @@ describe('convertChatResponseToResponsesResponse: unreadable bodies', () => {
         (error: unknown) => UpstreamStreamError.is(error) && error.message.startsWith('backend returned an unreadable completion: '),
       );
     }
+  });
+});
+
+describe('convertChatResponseToResponsesResponse: grammar check (bridge-rules.md §5.5)', () => {
+  const capture = parseJson(readFileSync(path.resolve(process.cwd(), '../shared/reference/captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json'), 'utf8'));
+  assert.ok(capture.success);
+  const tools = (capture.value as { tools: Array<{ name?: string; format?: { syntax: string; definition: string } }> }).tools;
+  const format = tools.find((tool) => tool.name === 'apply_patch')?.format;
+  assert.ok(format);
+  const grammarToolMap: ToolMap = new Map([
+    entry({ wireName: 'apply_patch', name: 'apply_patch', kind: 'custom', grammar: { syntax: format.syntax, definition: format.definition } }),
+    entry({ wireName: 'broken', name: 'broken', kind: 'custom', grammar: { syntax: 'lark', definition: 'start: "(" start ")"\n' } }),
+  ]);
+  const fenced = `\`\`\`diff\n${tricky}\`\`\``;
+  const lift = (extra: Partial<LiftContext>, ...calls: Array<Record<string, unknown>>) =>
+    convertChatResponseToResponsesResponse(completion({ tool_calls: calls }), { ...context, toolMap: grammarToolMap, ...extra });
+  const inputs = (result: { response: ResponsesResponse }) => result.response.output.map((item) => (item.type === 'custom_tool_call' ? item.input : null));
+
+  it('accepts every engine example of the tricky patch without a warning', () => {
+    for (const fileName of ['vllm-nonstream-toolcall-hermes.json', 'vllm-nonstream-toolcall-qwen3coder.json', 'vllm-nonstream-toolcall-gptoss.json', 'sglang-nonstream-toolcall.json', 'ollama-nonstream-toolcall.json']) {
+      assert.deepStrictEqual(convertChatResponseToResponsesResponse(readExample(fileName), { ...context, toolMap: grammarToolMap }).warnings, [], fileName);
+    }
+  });
+
+  it('delivers a mismatching input unchanged with grammar_mismatch by default', () => {
+    const result = lift({}, toolCall('c1', 'apply_patch', JSON.stringify({ input: fenced })));
+    assert.deepStrictEqual(inputs(result), [fenced]);
+    assert.deepStrictEqual(result.warnings.map((warning) => [warning.kind, warning.callId]), [['grammar_mismatch', 'c1']]);
+  });
+
+  it('delivers the repaired input with grammar_repaired when grammarRepair is on', () => {
+    const result = lift({ grammarRepair: true }, toolCall('c1', 'apply_patch', JSON.stringify({ input: fenced })));
+    assert.deepStrictEqual(inputs(result), [tricky]);
+    assert.deepStrictEqual(result.warnings.map((warning) => [warning.kind, warning.callId, warning.raw]), [['grammar_repaired', 'c1', fenced]]);
+  });
+
+  it('reports an uncompilable grammar once per response, or once per shared cache', () => {
+    const twice = [toolCall('c1', 'broken', '{"input": "(x)"}'), toolCall('c2', 'broken', '{"input": "(y)"}')];
+    assert.deepStrictEqual(lift({}, ...twice).warnings.map((warning) => warning.kind), ['grammar_uncompilable']);
+    const grammarCache = createGrammarCache();
+    assert.deepStrictEqual(lift({ grammarCache }, ...twice).warnings.map((warning) => warning.kind), ['grammar_uncompilable']);
+    assert.deepStrictEqual(lift({ grammarCache }, ...twice).warnings, []);
   });
 });

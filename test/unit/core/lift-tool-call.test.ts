@@ -1,5 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createGrammarCache } from '../../../src/core/grammar/grammar-cache.ts';
 import {
   createCallIdDeduplicator,
   liftNativeCustomToolCall,
@@ -9,10 +12,16 @@ import {
 } from '../../../src/core/lift/lift-tool-call.ts';
 import type { ToolMap, ToolMapEntry } from '../../../src/core/tool-map.ts';
 
-const patchGrammar = {
-  syntax: 'lark',
-  definition: 'start: begin_patch hunk+ end_patch\nbegin_patch: "*** Begin Patch" LF\nend_patch: "*** End Patch" LF?\n',
-};
+/** The apply_patch grammar exactly as Codex 0.171 sends it. */
+function readCapturedPatchGrammar(): { syntax: string; definition: string } {
+  const file = path.resolve(process.cwd(), '../shared/reference/captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json');
+  const body = JSON.parse(readFileSync(file, 'utf8')) as { tools: Array<{ name?: string; format?: { syntax: string; definition: string } }> };
+  const format = body.tools.find((tool) => tool.name === 'apply_patch')?.format;
+  assert.ok(format, 'the capture declares apply_patch with a grammar');
+  return { syntax: format.syntax, definition: format.definition };
+}
+
+const patchGrammar = readCapturedPatchGrammar();
 
 function entry(fields: Partial<ToolMapEntry> & Pick<ToolMapEntry, 'wireName' | 'name' | 'kind'>): [string, ToolMapEntry] {
   return [fields.wireName, { namespace: null, grammar: null, ...fields }];
@@ -77,35 +86,54 @@ describe('liftToolCall: bridged custom tools', () => {
 });
 
 describe('liftToolCall: grammar-aware check (§5.5)', () => {
-  const mismatch = (input: string) =>
-    liftToolCall(call({ wireName: 'apply_patch', argumentsText: JSON.stringify({ input }) })).warnings.map((warning) => [warning.kind, warning.detail]);
+  const lift = (input: string, fields: Partial<LiftToolCallInput> = {}) =>
+    liftToolCall(call({ wireName: 'apply_patch', argumentsText: JSON.stringify({ input }), ...fields }));
+  const mismatch = (input: string) => lift(input).warnings.map((warning) => [warning.kind, warning.detail]);
 
-  it('accepts a well-formed patch envelope (CRLF and no final newline too)', () => {
+  it('accepts patches that match the captured grammar (no final newline too)', () => {
     assert.deepEqual(mismatch(validPatch), []);
     assert.deepEqual(mismatch(validPatch.trimEnd()), []);
-    assert.deepEqual(mismatch(validPatch.replace(/\n/g, '\r\n')), []);
     assert.deepEqual(mismatch('*** Begin Patch\n*** Add File: b.txt\n+hi\n*** Update File: c\n*** Move to: d\n@@\n+x\n*** End of File\n*** Delete File: e\n*** End Patch'), []);
   });
 
-  it('still delivers the call but warns with the first offending line', () => {
+  it('still delivers the call unchanged but warns where the input stops matching', () => {
     assert.deepEqual(mismatch('*** Begin Patch ***\n*** Update File: a\n*** End Patch'), [
-      ['grammar_mismatch', 'input does not match the apply_patch grammar: first line is "*** Begin Patch ***", expected "*** Begin Patch"'],
+      ['grammar_mismatch', 'input does not match the apply_patch grammar at line 1, column 16: expected LF (in begin_patch), found " ***"; grammar repair (off) would fix it: rewrote the decorated "*** Begin Patch" / "*** End Patch" lines'],
     ]);
     // An XML parser cuts the value at an embedded </parameter>.
     assert.deepEqual(mismatch('*** Begin Patch\n*** Update File: a.xml\n@@\n+<parameter=x>'), [
-      ['grammar_mismatch', 'input does not match the apply_patch grammar: last non-empty line is "+<parameter=x>", expected "*** End Patch"'],
+      [
+        'grammar_mismatch',
+        'input does not match the apply_patch grammar at line 4, column 15: expected LF (in change_line), found the end of the input; the shortest valid ending adds "\\n*** End Patch"; grammar repair (off) would fix it: appended the missing "*** End Patch" line',
+      ],
     ]);
     assert.deepEqual(mismatch('*** Begin Patch\n*** Modify File: a\n*** End Patch'), [
-      ['grammar_mismatch', 'input does not match the apply_patch grammar: unexpected header line "*** Modify File: a"'],
+      ['grammar_mismatch', 'input does not match the apply_patch grammar at line 2, column 1: expected "*** Add File: ", "*** Delete File: " or "*** Update File: ", found "*** Modify File: a"'],
     ]);
-    assert.deepEqual(mismatch('*** Begin Patch\n*** End Patch'), [
-      ['grammar_mismatch', 'input does not match the apply_patch grammar: no "*** Add File: ", "*** Delete File: " or "*** Update File: " header'],
-    ]);
-    const result = liftToolCall(call({ wireName: 'apply_patch', argumentsText: '{"input": "oops"}' }));
+    const result = lift('oops');
     assert.equal(result.item?.type === 'custom_tool_call' && result.item.input, 'oops');
+    assert.deepEqual(
+      result.warnings.map((warning) => [warning.kind, warning.tool, warning.callId, warning.raw]),
+      [['grammar_mismatch', 'apply_patch', 'call_1', 'oops']],
+    );
   });
 
-  it('does not check tools without a patch grammar', () => {
+  it('delivers the repaired input with grammar_repaired when repair is on', () => {
+    const fenced = `\`\`\`diff\n${validPatch}\`\`\``;
+    const result = lift(fenced, { grammarRepair: true });
+    assert.equal(result.item?.type === 'custom_tool_call' && result.item.input, validPatch);
+    assert.equal(result.item !== null && result.grammarRepaired, true);
+    assert.deepEqual(result.warnings.map((warning) => [warning.kind, warning.raw]), [['grammar_repaired', fenced]]);
+    assert.match(result.warnings[0]?.detail ?? '', /removed the Markdown code fence around the payload/);
+  });
+
+  it('reports an uncompilable grammar once per cache, and not at all without a grammar', () => {
+    const brokenMap: ToolMap = new Map([entry({ wireName: 'broken', name: 'broken', kind: 'custom', grammar: { syntax: 'lark', definition: 'start: start "a"\n' } })]);
+    const grammarCache = createGrammarCache();
+    const kinds = () =>
+      liftToolCall(call({ wireName: 'broken', argumentsText: '{"input": "x"}', toolMap: brokenMap, grammarCache })).warnings.map((warning) => warning.kind);
+    assert.deepEqual(kinds(), ['grammar_uncompilable']);
+    assert.deepEqual(kinds(), []);
     assert.deepEqual(liftToolCall(call({ wireName: 'functions__exec', argumentsText: '{"input": "oops"}' })).warnings, []);
   });
 });

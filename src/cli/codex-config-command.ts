@@ -1,0 +1,187 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CODEX_TOOL_SURFACES, DEFAULT_CODEX_PROFILE, type CodexToolSurface } from '../core/codex-config/render-codex-config.ts';
+import { InvalidRequestError, UpstreamHttpError } from '../core/errors.ts';
+import {
+  applyCodexConfigWrite,
+  fetchBackendModels,
+  formatCodexConfigPlanDiff,
+  planCodexConfigWrite,
+  type BackendModel,
+} from '../server/codex-config-file.ts';
+
+export interface CodexConfigCommandIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+export const CODEX_CONFIG_USAGE = `Usage:
+  freeform-bridge codex-config --base-url URL --model NAME [options]
+
+Writes a Codex profile that sends Codex through the bridge: $CODEX_HOME/<profile>.config.toml (and,
+for the free-form surfaces, <profile>.model_catalog.json). Your config.toml is left alone unless
+--make-default is given. Run Codex with \`codex -p <profile>\`.
+
+Options:
+  --base-url URL          the bridge's URL ending in /v1 (as printed by \`freeform-bridge serve\`) (required)
+  --model NAME            model name Codex sends; one the backend serves (required)
+  --codex-home DIR        Codex's configuration folder (default: $CODEX_HOME, else ~/.codex)
+  --profile NAME          profile name (default ${DEFAULT_CODEX_PROFILE})
+  --tool-surface S        freeform (default): free-form apply_patch; code-mode: code mode's exec tool;
+                          functions: Codex's plain function tools
+  --token-env NAME        environment variable holding the bridge token (as given to serve --token-env);
+                          the token is written into the profile, readable by you only
+  --context-window N      the model's context window in tokens (default: what GET /v1/models reports)
+  --offline               do not ask the bridge for its models (GET {base-url}/models)
+  --make-default          also make the bridge Codex's default in config.toml (edited minimally, backup kept)
+  --dry-run               print the changes as a diff and write nothing
+  -h, --help              show this help
+`;
+
+class UsageError extends Error {}
+
+const MODEL_LIST_TIMEOUT_MS = 3_000;
+
+function shellQuote(text: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+function parsePositiveInteger(optionName: string, text: string | undefined): number | null {
+  if (text === undefined) return null;
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) === 0) {
+    throw new UsageError(`${optionName} must be a positive integer (tokens), got '${text}'`);
+  }
+  return Number(text);
+}
+
+function describeModels(models: readonly BackendModel[]): string {
+  return models.length === 0 ? '(none)' : models.map((model) => model.id).join(', ');
+}
+
+async function listModels(baseUrl: string, token: string | null, io: CodexConfigCommandIo): Promise<BackendModel[] | null> {
+  try {
+    return await fetchBackendModels(baseUrl, token, { timeoutMs: MODEL_LIST_TIMEOUT_MS });
+  } catch (error) {
+    // Writing the profile must not depend on the bridge running right now.
+    const reason = UpstreamHttpError.is(error) ? `GET ${baseUrl.replace(/\/+$/, '')}/models answered HTTP ${error.status}` : (error as Error).message;
+    io.stderr(`note: could not list the bridge's models (${reason}); continuing without them\n`);
+    return null;
+  }
+}
+
+export async function runCodexConfigCommand(argv: string[], io: CodexConfigCommandIo): Promise<number> {
+  try {
+    return await runCommand(argv, io);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(`freeform-bridge codex-config: ${message}\n`);
+    const isUsageProblem =
+      error instanceof UsageError || InvalidRequestError.is(error) || (errorCodeOf(error)?.startsWith('ERR_PARSE_ARGS') ?? false);
+    if (isUsageProblem) {
+      io.stderr('Run `freeform-bridge codex-config --help` for usage.\n');
+      return 2;
+    }
+    return 1;
+  }
+}
+
+function errorCodeOf(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null ? (error as { code?: string }).code : undefined;
+}
+
+async function runCommand(argv: string[], io: CodexConfigCommandIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      'codex-home': { type: 'string' },
+      'base-url': { type: 'string' },
+      model: { type: 'string' },
+      profile: { type: 'string' },
+      'tool-surface': { type: 'string' },
+      'token-env': { type: 'string' },
+      'context-window': { type: 'string' },
+      offline: { type: 'boolean' },
+      'make-default': { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.stdout(CODEX_CONFIG_USAGE);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const baseUrl = values['base-url'];
+  if (!baseUrl) throw new UsageError("--base-url URL is required: the bridge's address ending in /v1, e.g. --base-url http://127.0.0.1:18080/v1");
+  const toolSurface = (values['tool-surface'] ?? 'freeform') as CodexToolSurface;
+  if (!CODEX_TOOL_SURFACES.includes(toolSurface)) {
+    throw new UsageError(`--tool-surface must be one of ${CODEX_TOOL_SURFACES.join(', ')}, got '${values['tool-surface']}'`);
+  }
+  let contextWindow = parsePositiveInteger('--context-window', values['context-window']);
+  let token: string | null = null;
+  const tokenVariable = values['token-env'];
+  if (tokenVariable !== undefined) {
+    token = io.env[tokenVariable] ?? '';
+    if (token === '') throw new UsageError(`--token-env ${tokenVariable}: the environment variable ${tokenVariable} is not set or empty`);
+  }
+  const profile = values.profile ?? DEFAULT_CODEX_PROFILE;
+  const defaultCodexHome = io.env.CODEX_HOME ? io.env.CODEX_HOME : join(io.env.HOME ?? homedir(), '.codex');
+  const codexHome = resolve(values['codex-home'] ?? defaultCodexHome);
+
+  const models = values.offline ? null : await listModels(baseUrl, token, io);
+  const model = values.model;
+  if (!model) {
+    const listed = models === null ? '' : ` The bridge lists: ${describeModels(models)}.`;
+    throw new UsageError(`--model NAME is required: the model name Codex should send.${listed}`);
+  }
+  if (models !== null) {
+    const listedModel = models.find((candidate) => candidate.id === model);
+    if (!listedModel) {
+      io.stderr(`warning: the bridge does not list model '${model}' (it lists: ${describeModels(models)}); writing it anyway\n`);
+    } else if (contextWindow === null && listedModel.contextWindow !== null) {
+      contextWindow = listedModel.contextWindow;
+      const trainingOnly = listedModel.contextWindowSource === 'meta.n_ctx_train' ? '; that is the training context, pass --context-window if the server runs with less' : '';
+      io.stderr(`note: context window ${contextWindow} tokens, as reported by the server (${listedModel.contextWindowSource}${trainingOnly})\n`);
+    }
+  }
+
+  const plan = await planCodexConfigWrite({
+    codexHome,
+    profile,
+    baseUrl,
+    model,
+    toolSurface,
+    token,
+    contextWindow,
+    makeDefault: values['make-default'] ?? false,
+  });
+  for (const warning of plan.warnings) io.stderr(`warning: ${warning}\n`);
+
+  const codexHomePrefix = codexHome === resolve(defaultCodexHome) ? '' : `CODEX_HOME=${shellQuote(codexHome)} `;
+  const changedFiles = plan.files.filter((file) => file.changed);
+  if (values['dry-run']) {
+    if (changedFiles.length === 0) {
+      io.stdout(`No changes: the Codex config in ${codexHome} is up to date.\n`);
+    } else {
+      io.stdout(formatCodexConfigPlanDiff(plan, [token]));
+      io.stderr(`(dry run: nothing written${plan.createCodexHome ? `; ${codexHome} would be created` : ''})\n`);
+    }
+    return 0;
+  }
+
+  const result = await applyCodexConfigWrite(plan);
+  if (result.createdCodexHome) io.stdout(`created ${codexHome}\n`);
+  for (const path of result.backups) io.stdout(`backup  ${path}\n`);
+  for (const path of result.written) io.stdout(`wrote   ${path}\n`);
+  if (result.written.length === 0) io.stdout(`The Codex config in ${codexHome} is already up to date; nothing written.\n`);
+  io.stdout(`\nRun Codex through the bridge with:\n  ${codexHomePrefix}${plan.runCommand}\n`);
+  if (values['make-default']) {
+    const surfaceNote = toolSurface === 'functions' ? '' : ` with Codex's plain function tools; the ${toolSurface} surface needs \`-p ${profile}\``;
+    io.stdout(`Plain \`${codexHomePrefix}codex\` now uses the bridge too${surfaceNote}.\n`);
+  }
+  return 0;
+}

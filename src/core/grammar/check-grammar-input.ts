@@ -1,0 +1,100 @@
+import { createWarning, type BridgeWarning } from '../warnings.ts';
+import type { ToolGrammar } from './compile-grammar.ts';
+import type { GrammarCache } from './grammar-cache.ts';
+import { describeGrammarMismatch } from './grammar-matcher.ts';
+import { describeGrammarRepairKind, findGrammarRepair, type GrammarRepair } from './repair-grammar-input.ts';
+
+/*
+ * The lift-time check (bridge-rules.md §5.5): a function-only backend cannot enforce a custom
+ * tool's grammar, so the lifted input is matched here. A mismatch is a warning naming where the
+ * input stops matching; the input is still delivered unchanged (Codex's own parser then tells the
+ * model what is wrong) unless repair is switched on and a repair makes it match.
+ */
+
+export interface CheckGrammarInputOptions {
+  /** Tool name as Codex knows it. */
+  tool: string;
+  callId: string;
+  input: string;
+  grammar: ToolGrammar;
+  cache: GrammarCache;
+  /** Apply a repair when one makes the input match (BridgeOptions.grammarRepair). */
+  repair: boolean;
+}
+
+export interface CheckedGrammarInput {
+  /** The input to deliver: unchanged, or repaired. */
+  input: string;
+  warnings: BridgeWarning[];
+  repaired: boolean;
+}
+
+const EXCERPT_HEAD = 120;
+const EXCERPT_TAIL = 60;
+
+export function checkGrammarInput(options: CheckGrammarInputOptions): CheckedGrammarInput {
+  const { tool, callId, input, grammar } = options;
+  const unchanged = (warnings: BridgeWarning[]): CheckedGrammarInput => ({ input, warnings, repaired: false });
+  const resolved = options.cache.resolve(grammar);
+  if (!resolved.compiled) {
+    if (!resolved.firstReport) return unchanged([]);
+    return unchanged([
+      createWarning(
+        'grammar_uncompilable',
+        `the ${describeSyntax(grammar)} of custom tool '${tool}' cannot be checked (${resolved.reason}); its inputs are delivered unchecked`,
+        { tool, raw: grammar.definition },
+      ),
+    ]);
+  }
+
+  const matcher = resolved.matcher;
+  const result = matcher.match(input);
+  switch (result.status) {
+    case 'match':
+      return unchanged([]);
+    case 'inconclusive':
+      return unchanged([createWarning('grammar_check_skipped', `the ${tool} input was not checked against its grammar: ${result.reason}`, { tool, callId })]);
+    case 'mismatch':
+      break;
+    default: {
+      const unreachable: never = result;
+      return unreachable;
+    }
+  }
+
+  const where = describeGrammarMismatch(result.mismatch);
+  const repair = findGrammarRepair(input, {
+    matches: (text) => matcher.match(text).status === 'match',
+    patchEnvelope: grammar.definition.includes('*** Begin Patch') && grammar.definition.includes('*** End Patch'),
+  });
+  if (repair !== null && options.repair) {
+    return {
+      input: repair.input,
+      repaired: true,
+      warnings: [
+        createWarning(
+          'grammar_repaired',
+          `the ${tool} input did not match its grammar (${where}); delivered it repaired: ${describeRepair(repair)}. Before: ${excerpt(input)}. After: ${excerpt(repair.input)}`,
+          { tool, callId, raw: input },
+        ),
+      ],
+    };
+  }
+  // Said even with repair off: it tells the user which setting would have saved this call.
+  const hint = repair !== null ? `; grammar repair (off) would fix it: ${describeRepair(repair)}` : '';
+  return unchanged([createWarning('grammar_mismatch', `input does not match the ${tool} grammar at ${where}${hint}`, { tool, callId, raw: input })]);
+}
+
+function describeSyntax(grammar: ToolGrammar): string {
+  return grammar.syntax === '' ? 'grammar' : `${grammar.syntax} grammar`;
+}
+
+function describeRepair(repair: GrammarRepair): string {
+  return repair.kinds.map(describeGrammarRepairKind).join(', then ');
+}
+
+/** Long payloads are shown by their ends: that is where wrappers and missing endings are. */
+function excerpt(text: string): string {
+  if (text.length <= EXCERPT_HEAD + EXCERPT_TAIL) return JSON.stringify(text);
+  return `${JSON.stringify(text.slice(0, EXCERPT_HEAD))} … ${JSON.stringify(text.slice(-EXCERPT_TAIL))} (${text.length} characters)`;
+}

@@ -1,0 +1,259 @@
+import type { Logger } from '../core/logger.ts';
+import type { TrafficEvent } from '../core/traffic-event.ts';
+import { startBridgeServer, type RunningBridge } from '../server/start-server.ts';
+import type { BridgeSettings } from './settings.ts';
+import { formatTrafficLine } from './traffic-line.ts';
+
+/**
+ * The bridge's lifecycle in the extension host, kept free of `vscode` so the host layer
+ * (extension.ts) stays thin wiring: commands, messages and the status bar read this state.
+ */
+export type BridgeStatus =
+  | { kind: 'off' }
+  | { kind: 'starting' }
+  | { kind: 'on'; url: string; port: number; backendUrl: string }
+  | { kind: 'error'; message: string };
+
+export type BridgeStartFailure = 'port-in-use' | 'invalid-backend-url' | 'listen-failed';
+
+/** Why a start failed, as data the host turns into a specific message with actions. */
+export class BridgeStartError extends Error {
+  /** Brand for is(): works across bundle copies, unlike instanceof (style.md §6). */
+  readonly bridgeStartFailure = true;
+  readonly reason: BridgeStartFailure;
+  readonly port: number;
+  /** True when a restart kept the previous server running because the new one could not start. */
+  readonly keptPrevious: boolean;
+  constructor(reason: BridgeStartFailure, message: string, port: number, keptPrevious: boolean, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'BridgeStartError';
+    this.reason = reason;
+    this.port = port;
+    this.keptPrevious = keptPrevious;
+  }
+
+  static is(value: unknown): value is BridgeStartError {
+    return value instanceof Error && (value as { bridgeStartFailure?: unknown }).bridgeStartFailure === true;
+  }
+}
+
+export interface StartResult {
+  url: string;
+  port: number;
+  /** Set when port 0 could not get the remembered port back: a written Codex profile points at this old port. */
+  replacedRememberedPort: number | null;
+}
+
+export interface PortMemory {
+  get(): number | undefined;
+  set(port: number): PromiseLike<void>;
+}
+
+export interface BridgeControllerDependencies {
+  logger: Logger;
+  getBackendApiKey: () => string | null;
+  getBridgeToken: () => string;
+  portMemory: PortMemory;
+}
+
+/** Exchanges the placeholder traffic view keeps; older ones fall off (style.md §10: bounded). */
+export const TRAFFIC_LINE_LIMIT = 200;
+
+type Listener<T> = (value: T) => void;
+
+function isAddressInUse(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  return cause?.code === 'EADDRINUSE';
+}
+
+/** Same rule as the upstream client, checked here so a bad URL is reported as the setting it is. */
+export function describeInvalidBackendUrl(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `'${url}' is not a valid URL (expected e.g. http://127.0.0.1:8000/v1)`;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `'${url}' must start with http:// or https://`;
+  return null;
+}
+
+export class BridgeController {
+  private status: BridgeStatus = { kind: 'off' };
+  private lastStartFailure: { reason: BridgeStartFailure; message: string; port: number } | null = null;
+  private running: { bridge: RunningBridge; settings: BridgeSettings } | null = null;
+  private roundTripCount = 0;
+  private warningCount = 0;
+  private readonly trafficLines: string[] = [];
+  private readonly statusListeners = new Set<Listener<BridgeStatus>>();
+  private readonly trafficListeners = new Set<Listener<TrafficEvent>>();
+  /** Lifecycle operations run one at a time: a settings change during a start must not race it. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly dependencies: BridgeControllerDependencies) {}
+
+  getStatus(): BridgeStatus {
+    return this.status;
+  }
+
+  getCounts(): { roundTrips: number; warnings: number } {
+    return { roundTrips: this.roundTripCount, warnings: this.warningCount };
+  }
+
+  getTrafficLines(): readonly string[] {
+    return this.trafficLines;
+  }
+
+  /** Why the latest start or restart failed; null once a start succeeds. */
+  getLastStartFailure(): { reason: BridgeStartFailure; message: string; port: number } | null {
+    return this.lastStartFailure;
+  }
+
+  /** The settings the running server was started with (null when off). */
+  getRunningSettings(): BridgeSettings | null {
+    return this.running?.settings ?? null;
+  }
+
+  onDidChangeStatus(listener: Listener<BridgeStatus>): { dispose(): void } {
+    this.statusListeners.add(listener);
+    return { dispose: () => this.statusListeners.delete(listener) };
+  }
+
+  onTraffic(listener: Listener<TrafficEvent>): { dispose(): void } {
+    this.trafficListeners.add(listener);
+    return { dispose: () => this.trafficListeners.delete(listener) };
+  }
+
+  /** Starts with `settings`; when already running with the same server settings, does nothing. */
+  start(settings: BridgeSettings): Promise<StartResult> {
+    return this.enqueue(async () => {
+      if (this.running) return { url: this.running.bridge.url, port: this.running.bridge.port, replacedRememberedPort: null };
+      return this.startNow(settings, false);
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.enqueue(() => this.stopNow());
+  }
+
+  /**
+   * Applies new server settings to a running bridge. A new explicit port is tried before the old
+   * server is closed, so a port that is taken leaves the working bridge in place.
+   */
+  restart(settings: BridgeSettings): Promise<StartResult | null> {
+    return this.enqueue(async () => {
+      const previous = this.running;
+      if (!previous) return null;
+      if (settings.port !== 0 && settings.port !== previous.bridge.port) {
+        this.running = null;
+        let result: StartResult;
+        try {
+          result = await this.startNow(settings, true);
+        } catch (error) {
+          this.running = previous;
+          this.setStatus({ kind: 'on', url: previous.bridge.url, port: previous.bridge.port, backendUrl: previous.settings.backendUrl });
+          throw error;
+        }
+        await previous.bridge.close();
+        return result;
+      }
+      await this.stopNow();
+      return this.startNow(settings, false);
+    });
+  }
+
+  private enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(operation, operation);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async startNow(settings: BridgeSettings, keepingPrevious: boolean): Promise<StartResult> {
+    const { logger, portMemory } = this.dependencies;
+    const invalidUrl = describeInvalidBackendUrl(settings.backendUrl);
+    if (invalidUrl) {
+      const error = new BridgeStartError('invalid-backend-url', `the backend URL ${invalidUrl}`, settings.port, keepingPrevious);
+      this.lastStartFailure = { reason: error.reason, message: error.message, port: error.port };
+      if (!keepingPrevious) this.setStatus({ kind: 'error', message: error.message });
+      throw error;
+    }
+    this.setStatus({ kind: 'starting' });
+    const remembered = settings.port === 0 ? portMemory.get() : undefined;
+    const firstPort = settings.port !== 0 ? settings.port : (remembered ?? 0);
+    let bridge: RunningBridge;
+    let replacedRememberedPort: number | null = null;
+    try {
+      try {
+        bridge = await this.launch(settings, firstPort);
+      } catch (error) {
+        // Port 0 means "any port": losing the remembered one is not an error, only a stale profile.
+        if (settings.port !== 0 || firstPort === 0 || !isAddressInUse(error)) throw error;
+        logger.warn(`the remembered port ${firstPort} is taken by another program; using a new free port`);
+        bridge = await this.launch(settings, 0);
+        replacedRememberedPort = firstPort;
+      }
+    } catch (error) {
+      const reason: BridgeStartFailure = isAddressInUse(error) ? 'port-in-use' : 'listen-failed';
+      const message =
+        reason === 'port-in-use'
+          ? `port ${firstPort} on 127.0.0.1 is already in use by another program`
+          : `could not listen on 127.0.0.1:${firstPort}: ${error instanceof Error ? error.message : String(error)}`;
+      const startError = new BridgeStartError(reason, message, firstPort, keepingPrevious, { cause: error });
+      this.lastStartFailure = { reason, message, port: firstPort };
+      logger.error(`start failed: ${message}`);
+      if (!keepingPrevious) this.setStatus({ kind: 'error', message });
+      throw startError;
+    }
+    if (settings.port === 0 && bridge.port !== remembered) await portMemory.set(bridge.port);
+    this.running = { bridge, settings };
+    this.lastStartFailure = null;
+    this.setStatus({ kind: 'on', url: bridge.url, port: bridge.port, backendUrl: settings.backendUrl });
+    return { url: bridge.url, port: bridge.port, replacedRememberedPort };
+  }
+
+  private launch(settings: BridgeSettings, port: number): Promise<RunningBridge> {
+    const { logger, getBackendApiKey, getBridgeToken } = this.dependencies;
+    return startBridgeServer({
+      backendUrl: settings.backendUrl,
+      host: '127.0.0.1',
+      port,
+      getBackendApiKey,
+      // Read per request, so the bridge never runs open: /v1 always needs the per-install token.
+      getToken: getBridgeToken,
+      options: { strategy: settings.strategy, modelOverride: settings.model },
+      keepaliveSeconds: settings.keepaliveSeconds,
+      logger,
+      onTraffic: (event) => this.recordTraffic(event),
+    });
+  }
+
+  private async stopNow(): Promise<void> {
+    const running = this.running;
+    this.running = null;
+    // close() also destroys open sockets, which aborts every in-flight upstream call.
+    if (running) await running.bridge.close();
+    if (this.status.kind !== 'off') this.setStatus({ kind: 'off' });
+  }
+
+  private recordTraffic(event: TrafficEvent): void {
+    if (event.type === 'exchange-end' || event.type === 'exchange-rejected') {
+      this.roundTripCount += 1;
+      if (event.type === 'exchange-end') this.warningCount += event.warnings.length;
+      const line = formatTrafficLine(event);
+      this.trafficLines.push(line);
+      if (this.trafficLines.length > TRAFFIC_LINE_LIMIT) this.trafficLines.splice(0, this.trafficLines.length - TRAFFIC_LINE_LIMIT);
+    }
+    for (const listener of this.trafficListeners) listener(event);
+    // Counts live in the status bar, so every finished exchange is a status change.
+    if (event.type === 'exchange-end' || event.type === 'exchange-rejected') this.emitStatus();
+  }
+
+  private setStatus(status: BridgeStatus): void {
+    this.status = status;
+    this.emitStatus();
+  }
+
+  private emitStatus(): void {
+    for (const listener of this.statusListeners) listener(this.status);
+  }
+}

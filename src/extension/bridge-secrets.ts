@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import type * as vscode from 'vscode';
+
+const BACKEND_API_KEY = 'freeformBridge.backendApiKey';
+const BRIDGE_TOKEN = 'freeformBridge.bridgeToken';
+
+/**
+ * The backend API key and the per-install bridge token, both in SecretStorage (never in settings
+ * or logs). The server reads them synchronously per request, so they are mirrored in memory and
+ * kept current through onDidChange (another window may set the key).
+ */
+export class BridgeSecrets implements vscode.Disposable {
+  private backendApiKey: string | null = null;
+  /** Set by load() before anything can start the bridge. */
+  private bridgeToken = '';
+  private readonly subscription: vscode.Disposable;
+
+  private constructor(private readonly storage: vscode.SecretStorage) {
+    this.subscription = storage.onDidChange((event) => {
+      if (event.key === BACKEND_API_KEY) void this.reloadBackendApiKey();
+      if (event.key === BRIDGE_TOKEN) void this.storage.get(BRIDGE_TOKEN).then((token) => { if (token) this.bridgeToken = token; });
+    });
+  }
+
+  static async load(storage: vscode.SecretStorage): Promise<BridgeSecrets> {
+    const secrets = new BridgeSecrets(storage);
+    await secrets.reloadBackendApiKey();
+    await secrets.ensureBridgeToken();
+    return secrets;
+  }
+
+  getBackendApiKey(): string | null {
+    return this.backendApiKey;
+  }
+
+  getBridgeToken(): string {
+    return this.bridgeToken;
+  }
+
+  /** Values that must never appear in a log line. */
+  listSecretValues(): ReadonlyArray<string | null> {
+    return [this.backendApiKey, this.bridgeToken];
+  }
+
+  /** An empty key removes it: the bridge then sends no Authorization upstream. */
+  async setBackendApiKey(key: string): Promise<void> {
+    const trimmed = key.trim();
+    if (trimmed === '') await this.storage.delete(BACKEND_API_KEY);
+    else await this.storage.store(BACKEND_API_KEY, trimmed);
+    // Update the mirror now rather than waiting for onDidChange, so the next request uses it.
+    this.backendApiKey = trimmed === '' ? null : trimmed;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+  }
+
+  private async reloadBackendApiKey(): Promise<void> {
+    this.backendApiKey = (await this.storage.get(BACKEND_API_KEY)) ?? null;
+  }
+
+  private async ensureBridgeToken(): Promise<void> {
+    const existing = await this.storage.get(BRIDGE_TOKEN);
+    if (existing) {
+      this.bridgeToken = existing;
+      return;
+    }
+    // 256 bits from the CSPRNG; base64url keeps it safe inside TOML strings and HTTP headers.
+    const token = `ffb_${randomBytes(32).toString('base64url')}`;
+    await this.storage.store(BRIDGE_TOKEN, token);
+    this.bridgeToken = token;
+  }
+}

@@ -1,0 +1,312 @@
+import { createServer } from 'node:net';
+import * as vscode from 'vscode';
+import { probeBackend } from './backend-probe.ts';
+import { BridgeController, BridgeStartError, type BridgeStatus, type StartResult } from './bridge-controller.ts';
+import { BridgeSecrets } from './bridge-secrets.ts';
+import { buildCodexCommand } from './codex-command.ts';
+import { createOutputChannelLogger } from './output-channel-logger.ts';
+import { changedServerSettings, readBridgeSettings, settingId, SETTINGS_SECTION, type BridgeSettings } from './settings.ts';
+import { renderStatusBarItem } from './status-bar.ts';
+import { TrafficPlaceholderPanel } from './traffic-placeholder-panel.ts';
+import { registerWriteCodexConfigCommand } from './write-codex-config-command.ts';
+
+const REMEMBERED_PORT_KEY = 'freeformBridge.rememberedPort';
+
+/**
+ * Returned by activate() only when VS Code runs the extension's tests (ExtensionMode.Test): the
+ * real-VS-Code suites read the state through it instead of scraping the workbench.
+ */
+export interface FreeformBridgeTestApi {
+  getState(): {
+    status: BridgeStatus['kind'];
+    url: string | null;
+    port: number | null;
+    backendUrl: string | null;
+    errorMessage: string | null;
+    /** Why the latest start or restart failed (also while a kept previous server runs). */
+    lastStartFailure: { reason: string; message: string; port: number } | null;
+    roundTrips: number;
+    warnings: number;
+    statusBarText: string;
+    statusBarTooltip: string;
+    trafficLines: readonly string[];
+  };
+  getBridgeToken(): string;
+}
+
+/** deactivate() has no context argument; this is how it reaches the running bridge to close it. */
+let stopBridgeOnDeactivate: (() => Promise<void>) | null = null;
+
+export async function activate(context: vscode.ExtensionContext): Promise<FreeformBridgeTestApi | undefined> {
+  const channel = vscode.window.createOutputChannel('Freeform Bridge', { log: true });
+  context.subscriptions.push(channel);
+  const secrets = await BridgeSecrets.load(context.secrets);
+  context.subscriptions.push(secrets);
+  const logger = createOutputChannelLogger(channel, () => secrets.listSecretValues());
+
+  const controller = new BridgeController({
+    logger,
+    getBackendApiKey: () => secrets.getBackendApiKey(),
+    getBridgeToken: () => secrets.getBridgeToken(),
+    portMemory: {
+      get: () => context.globalState.get<number>(REMEMBERED_PORT_KEY),
+      set: (port) => context.globalState.update(REMEMBERED_PORT_KEY, port),
+    },
+  });
+  stopBridgeOnDeactivate = () => controller.stop();
+  context.subscriptions.push({ dispose: () => void controller.stop() });
+
+  const statusBarItem = vscode.window.createStatusBarItem('freeformBridge.status', vscode.StatusBarAlignment.Right, 100);
+  statusBarItem.name = 'Freeform Bridge';
+  context.subscriptions.push(statusBarItem);
+  const refreshStatusBar = (): void => {
+    const running = controller.getRunningSettings();
+    renderStatusBarItem(statusBarItem, {
+      status: controller.getStatus(),
+      ...controller.getCounts(),
+      backendUrl: (running ?? readBridgeSettings()).backendUrl,
+    });
+  };
+  refreshStatusBar();
+  statusBarItem.show();
+  context.subscriptions.push(controller.onDidChangeStatus(refreshStatusBar));
+
+  const trafficPanel = new TrafficPlaceholderPanel(controller);
+  context.subscriptions.push(trafficPanel);
+  context.subscriptions.push(watchForBackendFailures(controller));
+
+  const startBridge = async (): Promise<StartResult | undefined> => {
+    const settings = readBridgeSettings();
+    try {
+      const result = await controller.start(settings);
+      logger.info(`bridge on ${result.url}, backend ${settings.backendUrl}`);
+      if (result.replacedRememberedPort !== null) void offerConfigRewrite(`Freeform Bridge: port ${result.replacedRememberedPort} is taken by another program, so the bridge now listens on port ${result.port}. A Codex profile written earlier still points at the old port.`, 'warning');
+      void reportBackendReachability(settings, result, secrets.getBackendApiKey());
+      return result;
+    } catch (error) {
+      void showStartError(error, settings);
+      return undefined;
+    }
+  };
+
+  const showStartError = async (error: unknown, settings: BridgeSettings): Promise<void> => {
+    if (!BridgeStartError.is(error)) {
+      logger.error('unexpected error while starting', { error: String(error) });
+      void vscode.window.showErrorMessage(`Freeform Bridge could not start: ${String(error)}`, 'Show Log').then((choice) => {
+        if (choice) channel.show();
+      });
+      return;
+    }
+    const current = controller.getStatus();
+    const kept = error.keptPrevious && current.kind === 'on' ? ` The bridge keeps running on port ${current.port}.` : '';
+    switch (error.reason) {
+      case 'port-in-use': {
+        const freePort = await findFreePort();
+        const usePort = `Use Port ${freePort}`;
+        const choice = await vscode.window.showErrorMessage(`Freeform Bridge: ${error.message}.${kept} Choose another port (${settingId('port')}).`, usePort, 'Use Any Free Port', 'Open Settings');
+        if (choice === usePort) await changeSettingAndStart('port', freePort);
+        else if (choice === 'Use Any Free Port') await changeSettingAndStart('port', 0);
+        else if (choice === 'Open Settings') await openSetting('port');
+        return;
+      }
+      case 'invalid-backend-url': {
+        const choice = await vscode.window.showErrorMessage(`Freeform Bridge: ${settingId('backendUrl')}: ${error.message}.${kept}`, 'Open Settings');
+        if (choice) await openSetting('backendUrl');
+        return;
+      }
+      case 'listen-failed': {
+        const choice = await vscode.window.showErrorMessage(`Freeform Bridge could not start: ${error.message}.${kept}`, 'Show Log', 'Open Settings');
+        if (choice === 'Show Log') channel.show();
+        else if (choice === 'Open Settings') await openSetting(settings.port === 0 ? 'backendUrl' : 'port');
+        return;
+      }
+      default: {
+        const unreachable: never = error.reason;
+        throw new Error(`unknown start failure ${String(unreachable)}`);
+      }
+    }
+  };
+
+  /** Writes where the user already set it (workspace beats user), so the change really takes effect. */
+  const changeSettingAndStart = async (key: keyof BridgeSettings, value: unknown): Promise<void> => {
+    const configuration = vscode.workspace.getConfiguration(SETTINGS_SECTION);
+    const inspected = configuration.inspect(key);
+    const target = inspected?.workspaceFolderValue !== undefined ? vscode.ConfigurationTarget.WorkspaceFolder : inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    await configuration.update(key, value, target);
+    if (controller.getStatus().kind !== 'on') await startBridge();
+  };
+
+  const offerConfigRewrite = async (message: string, severity: 'info' | 'warning'): Promise<void> => {
+    const action = 'Write Codex Config';
+    const choice = severity === 'warning' ? await vscode.window.showWarningMessage(message, action) : await vscode.window.showInformationMessage(message, action);
+    if (choice) await vscode.commands.executeCommand('freeformBridge.writeCodexConfig');
+  };
+
+  const reportBackendReachability = async (settings: BridgeSettings, result: StartResult, apiKey: string | null): Promise<void> => {
+    const probe = await probeBackend(settings.backendUrl, apiKey);
+    if (probe.reachable) {
+      logger.info(`backend ${settings.backendUrl} answered with ${probe.modelCount} models`);
+      return;
+    }
+    logger.warn(`backend unreachable: GET ${probe.url} failed: ${probe.reason}`);
+    const choice = await vscode.window.showWarningMessage(
+      `Freeform Bridge runs on port ${result.port}, but the backend is unreachable: GET ${probe.url} failed: ${probe.reason}. Codex requests will fail until it answers.`,
+      'Open Settings',
+      'Show Log',
+    );
+    if (choice === 'Open Settings') await openSetting('backendUrl');
+    else if (choice === 'Show Log') channel.show();
+  };
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!event.affectsConfiguration(SETTINGS_SECTION)) return;
+      refreshStatusBar();
+      const running = controller.getRunningSettings();
+      const before = controller.getStatus();
+      const next = readBridgeSettings();
+      if (!running) return;
+      const changed = changedServerSettings(running, next);
+      if (changed.length === 0) return;
+      const names = changed.map(settingId).join(', ');
+      logger.info(`settings changed (${names}); restarting the bridge`);
+      try {
+        const result = await controller.restart(next);
+        if (!result) return;
+        void reportBackendReachability(next, result, secrets.getBackendApiKey());
+        const message = `Freeform Bridge restarted on port ${result.port} to apply ${names}.`;
+        // A written Codex profile names the port: say so whenever it moved.
+        if (before.kind !== 'on' || before.port !== result.port) void offerConfigRewrite(`${message} Rewrite the Codex profile so it points at the new port.`, 'info');
+        else void vscode.window.showInformationMessage(message);
+      } catch (error) {
+        void showStartError(error, next);
+      }
+    }),
+  );
+
+  const toggleBridge = async (): Promise<StartResult | undefined> => {
+    const kind = controller.getStatus().kind;
+    if (kind === 'on' || kind === 'starting') {
+      await controller.stop();
+      logger.info('bridge stopped');
+      return undefined;
+    }
+    return startBridge();
+  };
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand('freeformBridge.start', startBridge),
+    vscode.commands.registerCommand('freeformBridge.stop', async () => {
+      await controller.stop();
+      logger.info('bridge stopped');
+    }),
+    vscode.commands.registerCommand('freeformBridge.toggle', toggleBridge),
+    vscode.commands.registerCommand('freeformBridge.showTraffic', () => trafficPanel.show()),
+    vscode.commands.registerCommand('freeformBridge.setBackendApiKey', async (key?: unknown) => {
+      // An argument (keybinding, another extension, the tests) skips the input box.
+      const entered =
+        typeof key === 'string'
+          ? key
+          : await vscode.window.showInputBox({
+              title: 'Freeform Bridge: Backend API Key',
+              prompt: `Sent upstream as "Authorization: Bearer …" to ${readBridgeSettings().backendUrl}. Kept in VS Code's secret storage. Leave empty to remove it.`,
+              password: true,
+              ignoreFocusOut: true,
+            });
+      if (entered === undefined) return;
+      await secrets.setBackendApiKey(entered);
+      const removed = entered.trim() === '';
+      logger.info(removed ? 'backend API key removed' : 'backend API key stored in the secret storage');
+      void vscode.window.showInformationMessage(removed ? 'Freeform Bridge: backend API key removed.' : 'Freeform Bridge: backend API key stored; the bridge uses it from the next request on.');
+    }),
+    vscode.commands.registerCommand('freeformBridge.copyCodexCommand', async () => {
+      const settings = readBridgeSettings();
+      const command = buildCodexCommand(settings.codexProfile, settings.codexHome);
+      const hint = controller.getStatus().kind === 'on' ? '' : ' once the bridge runs (Freeform Bridge: Start)';
+      try {
+        await vscode.env.clipboard.writeText(command);
+        void vscode.window.showInformationMessage(`Copied "${command}". Run it in a terminal${hint}.`);
+      } catch (error) {
+        // A browser-hosted VS Code may refuse clipboard access; the command is still worth showing.
+        logger.warn('could not write to the clipboard', { error: String(error) });
+        void vscode.window.showInformationMessage(`Run "${command}" in a terminal${hint}.`);
+      }
+      return command;
+    }),
+    vscode.commands.registerCommand('freeformBridge.showLog', () => channel.show()),
+    registerWriteCodexConfigCommand({
+      logger,
+      secrets,
+      extensionMode: context.extensionMode,
+      ensureRunning: async () => {
+        const status = controller.getStatus();
+        if (status.kind === 'on') return status;
+        const started = await startBridge();
+        const after = controller.getStatus();
+        return started && after.kind === 'on' ? after : null;
+      },
+    }),
+  );
+
+  if (readBridgeSettings().autoStart) void startBridge();
+
+  if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
+  return {
+    getState: () => {
+      const status = controller.getStatus();
+      const tooltip = statusBarItem.tooltip;
+      return {
+        status: status.kind,
+        url: status.kind === 'on' ? status.url : null,
+        port: status.kind === 'on' ? status.port : null,
+        backendUrl: status.kind === 'on' ? status.backendUrl : null,
+        errorMessage: status.kind === 'error' ? status.message : null,
+        lastStartFailure: controller.getLastStartFailure(),
+        ...controller.getCounts(),
+        statusBarText: statusBarItem.text,
+        statusBarTooltip: typeof tooltip === 'string' ? tooltip : (tooltip?.value ?? ''),
+        trafficLines: [...controller.getTrafficLines()],
+      };
+    },
+    getBridgeToken: () => secrets.getBridgeToken(),
+  };
+}
+
+export async function deactivate(): Promise<void> {
+  // VS Code awaits this promise, so the server is closed and in-flight calls aborted before exit.
+  await stopBridgeOnDeactivate?.();
+  stopBridgeOnDeactivate = null;
+}
+
+async function openSetting(key: keyof BridgeSettings): Promise<void> {
+  await vscode.commands.executeCommand('workbench.action.openSettings', settingId(key));
+}
+
+function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * An exchange that failed because the backend could not be reached is the user's most likely
+ * problem: say it (with the URL and the reason), at most once a minute so a retrying Codex does not
+ * flood the window.
+ */
+function watchForBackendFailures(controller: BridgeController): vscode.Disposable {
+  let lastShownAt = 0;
+  const subscription = controller.onTraffic((event) => {
+    if (event.type !== 'exchange-end' || event.error?.code !== 'backend_unreachable') return;
+    if (Date.now() - lastShownAt < 60_000) return;
+    lastShownAt = Date.now();
+    void vscode.window.showErrorMessage(`Freeform Bridge: a Codex request failed because the backend is unreachable: ${event.error.message}`, 'Open Settings').then((choice) => {
+      if (choice) void openSetting('backendUrl');
+    });
+  });
+  return new vscode.Disposable(() => subscription.dispose());
+}

@@ -1,0 +1,207 @@
+import * as vscode from 'vscode';
+import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/codex-config/render-codex-config.ts';
+import { BridgeError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import {
+  applyCodexConfigWrite,
+  CodexConfigFileError,
+  fetchBackendModels,
+  planCodexConfigWrite,
+  type BackendModel,
+  type CodexConfigWritePlan,
+} from '../server/codex-config-file.ts';
+import type { BridgeStatus } from './bridge-controller.ts';
+import type { BridgeSecrets } from './bridge-secrets.ts';
+import { buildCodexCommand, resolveCodexHome } from './codex-command.ts';
+import { redactSecrets } from './output-channel-logger.ts';
+import { readBridgeSettings } from './settings.ts';
+
+/** Optional arguments, so a keybinding or the tests can skip the pickers. */
+export interface WriteCodexConfigArguments {
+  model?: string;
+  toolSurface?: CodexToolSurface;
+  /** Skips the modal confirmation; honoured only when VS Code runs the extension's tests. */
+  confirmed?: boolean;
+}
+
+export type WriteCodexConfigOutcome =
+  | { kind: 'written'; files: string[]; runCommand: string }
+  | { kind: 'unchanged'; files: string[]; runCommand: string }
+  | { kind: 'cancelled' }
+  | { kind: 'refused'; message: string };
+
+export interface WriteCodexConfigDependencies {
+  logger: Logger;
+  secrets: BridgeSecrets;
+  extensionMode: vscode.ExtensionMode;
+  /** Starts the bridge when it is off: the profile needs the port it really listens on. */
+  ensureRunning: () => Promise<Extract<BridgeStatus, { kind: 'on' }> | null>;
+}
+
+const PREVIEW_SCHEME = 'freeform-bridge-preview';
+
+const TOOL_SURFACE_ITEMS: ReadonlyArray<vscode.QuickPickItem & { surface: CodexToolSurface }> = [
+  { surface: 'freeform', label: 'freeform', description: 'recommended', detail: 'apply_patch as a free-form tool with its grammar; the bridge lowers it to a function for the backend' },
+  { surface: 'functions', label: 'functions', detail: 'Codex\'s function tools only (no model catalog); nothing for the bridge to lower' },
+  { surface: 'code-mode', label: 'code-mode', detail: 'code mode: one free-form exec tool whose input is JavaScript (needs a capable model)' },
+];
+
+/**
+ * "Freeform Bridge: Write Codex Config": pick a model and a tool surface, show the change as a diff,
+ * confirm, write atomically. The file logic is shared with `freeform-bridge codex-config`
+ * (src/server/codex-config-file.ts); this is only the VS Code dialogue around it.
+ */
+export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDependencies): vscode.Disposable {
+  const previews = new Map<string, string>();
+  const provider: vscode.TextDocumentContentProvider = { provideTextDocumentContent: (uri) => previews.get(uri.toString()) ?? '' };
+  let previewCounter = 0;
+  const createPreviewUri = (side: 'current' | 'new', fileName: string, text: string): vscode.Uri => {
+    previewCounter += 1;
+    // A fresh URI per preview: VS Code caches virtual documents by URI.
+    const uri = vscode.Uri.from({ scheme: PREVIEW_SCHEME, path: `/${side}/${fileName}`, query: String(previewCounter) });
+    previews.set(uri.toString(), text);
+    return uri;
+  };
+  const closePreviews = async (): Promise<void> => {
+    const tabs = vscode.window.tabGroups.all
+      .flatMap((group) => group.tabs)
+      .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === PREVIEW_SCHEME);
+    if (tabs.length > 0) await vscode.window.tabGroups.close(tabs);
+    previews.clear();
+  };
+
+  const run = async (argumentsGiven?: WriteCodexConfigArguments): Promise<WriteCodexConfigOutcome> => {
+    const { logger, secrets } = dependencies;
+    const given = typeof argumentsGiven === 'object' && argumentsGiven !== null ? argumentsGiven : {};
+    const bridge = await dependencies.ensureRunning();
+    if (!bridge) return refuse(logger, 'the bridge is not running, and the profile needs the port it listens on. Start it first (Freeform Bridge: Start).');
+    const settings = readBridgeSettings();
+
+    const chosenModel = given.model !== undefined ? { id: given.model, contextWindow: null } : await pickModel(settings.backendUrl, secrets.getBackendApiKey(), settings.model, logger);
+    if (!chosenModel) return { kind: 'cancelled' };
+    const toolSurface = given.toolSurface ?? (await pickToolSurface());
+    if (!toolSurface) return { kind: 'cancelled' };
+    if (!CODEX_TOOL_SURFACES.includes(toolSurface)) return refuse(logger, `unknown tool surface '${String(toolSurface)}' (one of ${CODEX_TOOL_SURFACES.join(', ')})`);
+
+    const codexHome = resolveCodexHome(settings.codexHome);
+    let plan: CodexConfigWritePlan;
+    try {
+      plan = await planCodexConfigWrite({
+        codexHome,
+        profile: settings.codexProfile,
+        baseUrl: `${bridge.url}/v1`,
+        model: chosenModel.id,
+        toolSurface,
+        token: secrets.getBridgeToken(),
+        contextWindow: chosenModel.contextWindow,
+      });
+    } catch (error) {
+      return refuseForError(logger, error);
+    }
+    for (const warning of plan.warnings) {
+      logger.warn(warning);
+      void vscode.window.showWarningMessage(`Freeform Bridge: ${warning}`);
+    }
+    const runCommand = buildCodexCommand(plan.profile, settings.codexHome);
+    const toWrite = plan.files.filter((file) => file.changed || file.narrowMode);
+    if (toWrite.length === 0) {
+      const files = plan.files.map((file) => file.path);
+      logger.info(`Codex config already up to date: ${files.join(', ')}`);
+      void vscode.window.showInformationMessage(`Freeform Bridge: the Codex profile is already up to date. Run "${runCommand}".`);
+      return { kind: 'unchanged', files, runCommand };
+    }
+
+    // The token is shown redacted: the diff may be on a shared screen; the file itself holds it.
+    const secretValues = secrets.listSecretValues();
+    for (const file of plan.files.filter((candidate) => candidate.changed)) {
+      const fileName = file.path.split(/[\\/]/).pop() ?? file.path;
+      const left = createPreviewUri('current', fileName, redactSecrets(file.currentText ?? '', secretValues));
+      const right = createPreviewUri('new', fileName, redactSecrets(file.newText, secretValues));
+      const label = file.currentText === null ? 'new file' : 'current ↔ new';
+      await vscode.commands.executeCommand('vscode.diff', left, right, `${fileName} (${label})`, { preview: false });
+    }
+
+    const skipConfirmation = given.confirmed === true && dependencies.extensionMode === vscode.ExtensionMode.Test;
+    if (!skipConfirmation) {
+      const detail = [
+        ...toWrite.map((file) => `${file.currentText === null ? 'create' : file.changed ? 'update' : 'restrict permissions of'} ${file.path}`),
+        ...(plan.createCodexHome ? [`create the folder ${plan.codexHome}`] : []),
+        '',
+        'The profile holds the bridge token (shown as [redacted] in the diff); it is written readable by you only.',
+      ].join('\n');
+      const choice = await vscode.window.showInformationMessage(`Write the Codex profile "${plan.profile}"?`, { modal: true, detail }, 'Write');
+      if (choice !== 'Write') {
+        await closePreviews();
+        return { kind: 'cancelled' };
+      }
+    }
+
+    try {
+      const result = await applyCodexConfigWrite(plan);
+      await closePreviews();
+      logger.info(`Codex config written: ${result.written.join(', ') || '(permissions only)'}`);
+      void vscode.window.showInformationMessage(`Freeform Bridge: wrote ${result.written.length} file(s) to ${plan.codexHome}. Run "${runCommand}" in a terminal.`, 'Copy Codex Command').then((choice) => {
+        if (choice) void vscode.commands.executeCommand('freeformBridge.copyCodexCommand');
+      });
+      return { kind: 'written', files: [...result.written, ...result.unchanged], runCommand };
+    } catch (error) {
+      await closePreviews();
+      return refuseForError(logger, error);
+    }
+  };
+
+  return vscode.Disposable.from(
+    vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, provider),
+    vscode.commands.registerCommand('freeformBridge.writeCodexConfig', run),
+  );
+}
+
+function refuse(logger: Logger, message: string): WriteCodexConfigOutcome {
+  logger.error(`Write Codex Config: ${message}`);
+  void vscode.window.showErrorMessage(`Freeform Bridge: ${message}`);
+  return { kind: 'refused', message };
+}
+
+/** The writer's own errors already name the file and say what to do; anything else is unexpected. */
+function refuseForError(logger: Logger, error: unknown): WriteCodexConfigOutcome {
+  if (CodexConfigFileError.is(error) || BridgeError.is(error)) return refuse(logger, error.message);
+  return refuse(logger, `could not write the Codex config: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+async function pickModel(backendUrl: string, apiKey: string | null, preferred: string | null, logger: Logger): Promise<{ id: string; contextWindow: number | null } | undefined> {
+  let models: BackendModel[] = [];
+  let failure: string | null = null;
+  try {
+    models = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Freeform Bridge: asking ${backendUrl} for its models…` }, () =>
+      fetchBackendModels(backendUrl, apiKey),
+    );
+  } catch (error) {
+    failure = error instanceof Error ? error.message : String(error);
+    logger.warn(`could not list the backend's models: ${failure}`);
+  }
+  if (models.length === 0) {
+    // Offline backend or an engine without /v1/models: let the user type the name instead.
+    const typed = await vscode.window.showInputBox({
+      title: 'Freeform Bridge: Model for the Codex profile',
+      prompt: failure ? `Could not list models from ${backendUrl} (${failure}). Type the model name the backend serves.` : `${backendUrl} lists no models. Type the model name the backend serves.`,
+      value: preferred ?? '',
+      ignoreFocusOut: true,
+      validateInput: (value) => (value.trim() === '' ? 'A model name is needed.' : null),
+    });
+    return typed === undefined ? undefined : { id: typed.trim(), contextWindow: null };
+  }
+  const items = models.map((model) => ({
+    label: model.id,
+    description: model.id === preferred ? 'freeformBridge.model' : undefined,
+    detail: model.contextWindow === null ? undefined : `context window ${model.contextWindow.toLocaleString('en-US')} tokens (${model.contextWindowSource})`,
+    model,
+  }));
+  items.sort((first, second) => Number(second.label === preferred) - Number(first.label === preferred));
+  const picked = await vscode.window.showQuickPick(items, { title: 'Freeform Bridge: Model for the Codex profile', placeHolder: `Models served by ${backendUrl}`, ignoreFocusOut: true });
+  return picked ? { id: picked.model.id, contextWindow: picked.model.contextWindow } : undefined;
+}
+
+async function pickToolSurface(): Promise<CodexToolSurface | undefined> {
+  const picked = await vscode.window.showQuickPick(TOOL_SURFACE_ITEMS, { title: 'Freeform Bridge: Tool surface Codex offers the model', ignoreFocusOut: true });
+  return picked?.surface;
+}

@@ -1,0 +1,201 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCodexConfigCommand } from '../../../src/cli/codex-config-command.ts';
+
+/**
+ * The written files against the real Codex CLI (the pinned `@openai/codex` devDependency), with
+ * `--strict-config` so any key Codex does not know fails the run. Codex talks to a loopback mock
+ * Responses server that records each request and answers the minimal stream of codex-wire.md §7.
+ */
+
+const repositoryRoot = join(__dirname, '..', '..', '..');
+const codexBinary = join(repositoryRoot, 'node_modules', '.bin', process.platform === 'win32' ? 'codex.cmd' : 'codex');
+
+function codexUnavailableReason(): string | false {
+  if (!existsSync(codexBinary)) return 'node_modules/.bin/codex is missing (run npm ci)';
+  const version = spawnSync(codexBinary, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+  if (version.status !== 0) return `codex --version failed (platform package missing?): ${version.stderr.trim().split('\n')[0]}`;
+  return false;
+}
+
+const skipReason = codexUnavailableReason();
+
+const MINIMAL_STREAM =
+  'data: {"type":"response.output_item.done","item":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi from the mock"}]}}\n\n' +
+  'data: {"type":"response.completed","response":{"id":"resp_1"}}\n\n';
+
+interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Record<string, unknown>;
+}
+
+interface Tool {
+  type: string;
+  name?: string;
+  tools?: Tool[];
+}
+
+function describeTools(tools: readonly Tool[] | undefined): string[] {
+  return (tools ?? []).map((tool) => (tool.type === 'namespace' ? `namespace:${tool.name}{${describeTools(tool.tools).join(',')}}` : `${tool.type}:${tool.name ?? ''}`));
+}
+
+async function writeConfig(codexHome: string, baseUrl: string, extraArguments: string[]): Promise<void> {
+  let stderr = '';
+  const code = await runCodexConfigCommand(
+    ['--codex-home', codexHome, '--base-url', baseUrl, '--model', 'qwen3-coder', '--token-env', 'BRIDGE_TOKEN_FOR_TEST', '--offline', ...extraArguments],
+    {
+      stdout: () => undefined,
+      stderr: (text) => {
+        stderr += text;
+      },
+      env: { BRIDGE_TOKEN_FOR_TEST: 'real-codex-token', HOME: codexHome },
+    },
+  );
+  assert.equal(code, 0, stderr);
+}
+
+function runCodex(codexHome: string, profile: string | null): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const workspace = mkdtempSync(join(tmpdir(), 'freeform-bridge-codex-workspace-'));
+  const environment: NodeJS.ProcessEnv = { ...process.env, CODEX_HOME: codexHome };
+  // The profile must work on its own: no token or OpenAI key from the environment.
+  delete environment.BRIDGE_TOKEN_FOR_TEST;
+  delete environment.OPENAI_API_KEY;
+  const profileArguments = profile === null ? [] : ['-p', profile];
+  const child = spawn(
+    codexBinary,
+    ['exec', '--strict-config', ...profileArguments, '--skip-git-repo-check', '--ephemeral', '-s', 'read-only', 'say hi'],
+    // stdin closed: `codex exec` waits for EOF on a piped stdin (codex-wire.md §2).
+    { cwd: workspace, env: environment, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('Codex config accepted by the real Codex CLI', { skip: skipReason }, () => {
+  let server: Server;
+  let baseUrl: string;
+  const requests: RecordedRequest[] = [];
+
+  before(async () => {
+    server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString('utf8');
+      });
+      request.on('end', () => {
+        requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body: body ? (JSON.parse(body) as Record<string, unknown>) : {} });
+        if (request.method !== 'POST' || !request.url?.startsWith('/v1/responses')) {
+          response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not here"}}');
+          return;
+        }
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).end(MINIMAL_STREAM);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  async function runSurface(surface: string): Promise<RecordedRequest> {
+    const codexHome = join(mkdtempSync(join(tmpdir(), `freeform-bridge-real-codex-${surface}-`)), 'codex-home');
+    await writeConfig(codexHome, baseUrl, ['--tool-surface', surface, '--context-window', '32768']);
+    const before = requests.length;
+    const result = await runCodex(codexHome, 'freeform-bridge');
+    assert.equal(result.code, 0, `codex exited ${result.code}\n${result.stderr}`);
+    assert.match(result.stdout, /Hi from the mock/);
+    assert.doesNotMatch(result.stderr, /unknown configuration field|Error loading config/);
+    const made = requests.slice(before);
+    assert.ok(made.length >= 1, 'Codex sent no request to the mock');
+    const first = made[0]!;
+    assert.equal(first.method, 'POST');
+    assert.equal(first.url, '/v1/responses');
+    assert.equal(first.headers.authorization, 'Bearer real-codex-token');
+    assert.equal(first.body.model, 'qwen3-coder');
+    return first;
+  }
+
+  it('functions: fallback metadata, only function-style tools', async () => {
+    const request = await runSurface('functions');
+    const tools = describeTools(request.body.tools as Tool[]);
+    assert.ok(tools.includes('function:exec_command'), tools.join(' '));
+    assert.equal(tools.filter((tool) => tool.startsWith('custom:')).length, 0, tools.join(' '));
+  });
+
+  it('freeform: the catalog entry adds the custom apply_patch tool', async () => {
+    const request = await runSurface('freeform');
+    const tools = request.body.tools as Tool[];
+    const applyPatch = tools.find((tool) => tool.name === 'apply_patch');
+    assert.equal(applyPatch?.type, 'custom');
+    assert.ok(describeTools(tools).includes('function:exec_command'));
+  });
+
+  it('code-mode: no top-level tools, an additional_tools carrier with the custom exec tool', async () => {
+    const request = await runSurface('code-mode');
+    assert.equal(request.body.tools, undefined);
+    assert.equal(request.body.parallel_tool_calls, false);
+    const carrier = (request.body.input as Array<{ type: string; tools?: Tool[] }>).find((item) => item.type === 'additional_tools');
+    assert.ok(carrier, 'no additional_tools input item');
+    const functions = carrier.tools?.find((tool) => tool.type === 'namespace' && tool.name === 'functions');
+    assert.equal(functions?.tools?.find((tool) => tool.name === 'exec')?.type, 'custom');
+  });
+
+  it('--make-default: plain `codex` (no -p) goes through the bridge and the edited config.toml passes --strict-config', async () => {
+    const codexHome = join(mkdtempSync(join(tmpdir(), 'freeform-bridge-real-codex-default-')), 'codex-home');
+    mkdirSync(codexHome, { recursive: true });
+    const original = [
+      '# My Codex config',
+      'model = "gpt-5.5"   # the best one',
+      'approval_policy = "on-request"',
+      '',
+      '# providers I use',
+      '[model_providers.azure]',
+      'name = "Azure"',
+      'base_url = "https://example.openai.azure.com/openai"',
+      'env_key = "AZURE_OPENAI_API_KEY"',
+      'query_params = { "api-version" = "2025-04-01-preview" }',
+      '',
+      '[shell_environment_policy]',
+      'inherit = "core"   # keep it small',
+      'exclude = [',
+      '  "AWS_*",  # cloud',
+      '  "AZURE_*",',
+      ']',
+      '',
+    ].join('\r\n');
+    writeFileSync(join(codexHome, 'config.toml'), original);
+    await writeConfig(codexHome, baseUrl, ['--make-default']);
+    assert.match(readFileSync(join(codexHome, 'config.toml'), 'utf8'), /\r\n\[model_providers\.freeform-bridge\]\r\n/);
+    const before = requests.length;
+    const result = await runCodex(codexHome, null);
+    assert.equal(result.code, 0, `codex exited ${result.code}\n${result.stderr}`);
+    assert.match(result.stdout, /Hi from the mock/);
+    const request = requests[before];
+    assert.ok(request, 'Codex sent no request to the mock');
+    assert.equal(request.headers.authorization, 'Bearer real-codex-token');
+    assert.equal(request.body.model, 'qwen3-coder');
+  });
+});

@@ -1,0 +1,487 @@
+/**
+ * A scriptable fake OpenAI-compatible Chat Completions server with engine profiles (backends.md §11).
+ * Built on `node:http` only, so it shares no code with the bridge under test.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { randomInt } from 'node:crypto';
+import { checkChatTransportForProfile, validateChatRequestForProfile, type ProfileRejection } from '../vllm-chat-validator.ts';
+import {
+  createHex,
+  getProfileTraits,
+  renderErrorEnvelope,
+  renderFailure,
+  renderWireBody,
+  type EngineProfile,
+  type ReasoningKey,
+  type RenderedFailure,
+} from './profiles.ts';
+import { createCompletionId, describeToolChoice, findVllmEra, prepareTurn, type ResponseContext, type VllmEra } from './prepare-turn.ts';
+import { renderChatBody } from './render-body.ts';
+import { renderChatStream, renderMidStreamError } from './render-stream.ts';
+import { isRecord } from './python-text.ts';
+import { defaultMockTurn, type MockTurn } from './script.ts';
+
+export type { EngineProfile } from './profiles.ts';
+export type { MockTurn, MockToolCall } from './script.ts';
+
+export interface RecordedRequest {
+  /** 1-based, in arrival order. */
+  id: number;
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body; undefined when absent or not JSON. */
+  body: unknown;
+  rawBody: string;
+  /** The client went away before the response was complete. */
+  aborted: boolean;
+  validationError: { status: number; message: string } | null;
+  receivedAt: number;
+}
+
+export interface MockBackend {
+  /** Base URL ending in `/v1`. */
+  url: string;
+  profile: EngineProfile;
+  /** Every request, chat or not, in arrival order. */
+  requests: RecordedRequest[];
+  /** Queue turns; each chat request that passes validation consumes one. */
+  enqueue(...turns: MockTurn[]): void;
+  /** Answers chat requests once the queue is empty (before the default "mock answer" turn). */
+  setResponder(responder: (request: RecordedRequest) => MockTurn | Promise<MockTurn>): void;
+  waitForRequests(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface MockBackendOptions {
+  profile: EngineProfile;
+  port?: number;
+  host?: string;
+  /** Served model names. Without it every model name is accepted and `/v1/models` lists the profile default. */
+  models?: string[];
+  /** Idle keep-alive close (vLLM/uvicorn 5 s; Ollama never). */
+  keepAliveTimeoutMs?: number;
+  /** Engine request validation (default true). */
+  validate?: boolean;
+  /** vLLM: started with `--enable-auto-tool-choice --tool-call-parser` (default true). */
+  toolParser?: boolean;
+  /** Override the profile's reasoning key, e.g. `both` for vLLM 0.11.1–0.15. */
+  reasoningKey?: ReasoningKey;
+  /** vLLM: a Mistral-tokenizer model (9-alnum call ids, `chat_template_kwargs` refused). */
+  mistralTokenizer?: boolean;
+  /** Ollama capabilities of the served model (default true). */
+  supportsTools?: boolean;
+  supportsThinking?: boolean;
+  /** When set, prompt (≈ body bytes / 4) plus max tokens over this window fails in the profile's wording. */
+  contextWindow?: number;
+}
+
+interface ChatBody extends Record<string, unknown> {
+  stream?: unknown;
+}
+
+function wait(milliseconds: number | undefined, signal: AbortSignal): Promise<void> {
+  if (milliseconds === undefined || milliseconds <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, milliseconds);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function readRequestBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    // A client that disconnects mid-upload still gets recorded with what arrived.
+    request.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('aborted', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}
+
+/**
+ * Closes a connection that stays idle for `idleMs` after a response (uvicorn's
+ * `timeout_keep_alive`, §10), without Node's `Keep-Alive: timeout=N` header: the engines send no
+ * such hint, and clients such as undici shorten their reuse window when they see one, which would hide
+ * the reuse race this exists to provoke. 0 = never close (Go's server).
+ */
+function installIdleClose(server: Server, idleMs: number): void {
+  server.keepAliveTimeout = 0;
+  if (idleMs <= 0) return;
+  const timers = new Map<Socket, NodeJS.Timeout>();
+  const disarm = (socket: Socket): void => {
+    clearTimeout(timers.get(socket));
+    timers.delete(socket);
+  };
+  const arm = (socket: Socket): void => {
+    disarm(socket);
+    const timer = setTimeout(() => {
+      timers.delete(socket);
+      socket.end();
+    }, idleMs);
+    timer.unref();
+    timers.set(socket, timer);
+  };
+  server.on('connection', (socket: Socket) => {
+    arm(socket);
+    socket.once('close', () => disarm(socket));
+  });
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    disarm(request.socket);
+    response.once('finish', () => {
+      if (!request.socket.destroyed) arm(request.socket);
+    });
+  });
+}
+
+function createSystemFingerprint(profile: EngineProfile, vllmEra: VllmEra | null): string | null {
+  const traits = getProfileTraits(profile);
+  // vLLM populates system_fingerprint only since Apr 2026 (§2.3).
+  if (traits.family === 'vllm') return vllmEra === '2026' ? `vllm-0.20.0-${createHex(8)}` : null;
+  if (traits.family === 'llamacpp') return `b${randomInt(6000, 7000)}-${createHex(8)}`;
+  return null;
+}
+
+function readMaxTokens(profile: EngineProfile, body: ChatBody): number | null {
+  const family = getProfileTraits(profile).family;
+  // Ollama ignores max_completion_tokens; vLLM lets it win over max_tokens.
+  const value = family === 'ollama' ? body.max_tokens : (body.max_completion_tokens ?? body.max_tokens);
+  return typeof value === 'number' ? value : null;
+}
+
+export async function startMockBackend(options: MockBackendOptions): Promise<MockBackend> {
+  const profile = options.profile;
+  const traits = getProfileTraits(profile);
+  const host = options.host ?? '127.0.0.1';
+  const servedModels = options.models ?? [traits.defaultModel];
+  const reasoningKey = options.reasoningKey ?? traits.reasoningKey;
+  const vllmEra = findVllmEra(traits, reasoningKey);
+  const systemFingerprint = createSystemFingerprint(profile, vllmEra);
+  const contextWindow = options.contextWindow ?? traits.contextWindow;
+  const requests: RecordedRequest[] = [];
+  const queue: MockTurn[] = [];
+  const inFlight = new Set<AbortController>();
+  const waiters = new Set<() => void>();
+  let responder: ((request: RecordedRequest) => MockTurn | Promise<MockTurn>) | null = null;
+  let nextRequestId = 1;
+  let stopped = false;
+
+  const server = createServer((request, response) => {
+    handleRequest(request, response).catch(() => {
+      // A bug in the mock must not crash the test process; cut the exchange so the client sees it.
+      if (!response.headersSent) {
+        response.writeHead(500, { 'content-type': 'text/plain' });
+        response.end('mock backend failure');
+      } else {
+        response.destroy();
+      }
+    });
+  });
+  installIdleClose(server, options.keepAliveTimeoutMs ?? traits.keepAliveTimeoutMs);
+
+  const shutDownListener = (): void => {
+    // A dead vLLM engine takes the server down: next connects are refused (§11 item 29).
+    stopped = true;
+    server.close();
+    server.closeIdleConnections();
+  };
+
+  const sendJson = (response: ServerResponse, status: number, body: unknown, extraHeaders: Record<string, string> = {}): void => {
+    const text = renderWireBody(profile, body);
+    const contentType = traits.family === 'ollama' || traits.family === 'llamacpp' ? 'application/json; charset=utf-8' : 'application/json';
+    response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), ...extraHeaders });
+    response.end(text);
+  };
+
+  const sendRejection = (response: ServerResponse, recorded: RecordedRequest, rejection: ProfileRejection): void => {
+    recorded.validationError = { status: rejection.status, message: rejection.message };
+    sendJson(response, rejection.status, rejection.body);
+  };
+
+  const sendFailure = (response: ServerResponse, failure: RenderedFailure, headers: Record<string, string> = {}): void => {
+    sendJson(response, failure.status, failure.body, headers);
+    if (failure.shutDownAfter) response.on('finish', shutDownListener);
+  };
+
+  async function handleRequest(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (stopped) {
+      response.destroy();
+      return;
+    }
+    const rawBody = await readRequestBody(request);
+    const url = new URL(request.url ?? '/', 'http://mock.invalid');
+    const recorded: RecordedRequest = {
+      id: nextRequestId,
+      method: request.method ?? 'GET',
+      path: url.pathname,
+      headers: { ...request.headers },
+      body: undefined,
+      rawBody,
+      aborted: false,
+      validationError: null,
+      receivedAt: Date.now(),
+    };
+    nextRequestId += 1;
+    requests.push(recorded);
+    for (const waiter of [...waiters]) waiter();
+
+    const controller = new AbortController();
+    inFlight.add(controller);
+    let cutByServer = false;
+    response.on('close', () => {
+      inFlight.delete(controller);
+      if (!response.writableFinished && !cutByServer) recorded.aborted = true;
+      controller.abort();
+    });
+
+    if (recorded.method === 'GET' && (url.pathname === '/v1/models' || url.pathname === '/models')) {
+      sendJson(response, 200, renderModelList(profile, servedModels));
+      return;
+    }
+    if (recorded.method === 'GET' && url.pathname === '/health') {
+      sendJson(response, 200, traits.family === 'llamacpp' ? { status: 'ok' } : {});
+      return;
+    }
+    if (recorded.method !== 'POST' || url.pathname !== '/v1/chat/completions') {
+      sendJson(response, 404, renderErrorEnvelope(profile, { status: 404, message: 'Not Found', type: 'NotFoundError' }));
+      return;
+    }
+
+    const transport = checkChatTransportForProfile(profile, request.headers['content-type'], rawBody);
+    recorded.body = transport.body;
+    if (transport.rejection !== null) {
+      sendRejection(response, recorded, transport.rejection);
+      return;
+    }
+    const body: ChatBody = isRecord(transport.body) ? transport.body : {};
+    if (options.validate !== false) {
+      const rejection = validateChatRequestForProfile(profile, transport.body, {
+        toolParser: options.toolParser,
+        models: options.models,
+        mistralTokenizer: options.mistralTokenizer,
+        supportsTools: options.supportsTools,
+        supportsThinking: options.supportsThinking,
+      });
+      if (rejection !== null) {
+        sendRejection(response, recorded, rejection);
+        return;
+      }
+    }
+
+    const promptTokensEstimate = Math.max(1, Math.ceil(Buffer.byteLength(rawBody) / 4));
+    const maxTokens = readMaxTokens(profile, body);
+    const requestedModel = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
+    const model = requestedModel ?? servedModels[0] ?? traits.defaultModel;
+    const failureContext = { model, promptTokens: promptTokensEstimate, maxTokens, contextWindow };
+
+    if (options.contextWindow !== undefined && promptTokensEstimate + (maxTokens ?? 0) > options.contextWindow) {
+      const failure = renderFailure(profile, 'context-length', failureContext);
+      if (failure !== null) {
+        recorded.validationError = { status: failure.status, message: describeFailureMessage(failure.body) };
+        sendFailure(response, failure);
+        return;
+      }
+    }
+
+    const turn = queue.shift() ?? (responder !== null ? await responder(recorded) : defaultMockTurn);
+    await wait(turn.delayBeforeHeadersMs, controller.signal);
+    if (controller.signal.aborted) return;
+
+    const headers = turn.headers ?? {};
+    let promptTokens = promptTokensEstimate;
+    if (turn.failure !== undefined) {
+      // A scripted prompt size (usage.prompt_tokens) makes the error text predictable.
+      const failure = renderFailure(profile, turn.failure, { ...failureContext, promptTokens: turn.usage?.prompt_tokens ?? promptTokensEstimate });
+      if (failure !== null) {
+        await wait(turn.delayBeforeFirstByteMs, controller.signal);
+        if (!controller.signal.aborted) sendFailure(response, failure, headers);
+        return;
+      }
+      // Ollama's answer to an oversized prompt: silently drop history and report fewer prompt tokens.
+      promptTokens = Math.max(1, Math.min(Math.floor(promptTokensEstimate / 4), contextWindow));
+    }
+    if (turn.status !== undefined || (turn.errorBody !== undefined && turn.midStreamError === undefined)) {
+      const status = turn.status ?? 500;
+      const errorBody =
+        turn.errorBody ?? renderErrorEnvelope(profile, { status, message: `mock failure (HTTP ${status})` });
+      await wait(turn.delayBeforeFirstByteMs, controller.signal);
+      if (!controller.signal.aborted) sendJson(response, status, errorBody, headers);
+      return;
+    }
+
+    const context: ResponseContext = {
+      profile,
+      traits,
+      reasoningKey,
+      vllmEra,
+      model,
+      created: Math.floor(Date.now() / 1000),
+      completionId: createCompletionId(profile),
+      systemFingerprint,
+      includeUsage: body.stream === true && isRecord(body.stream_options) && body.stream_options.include_usage === true,
+      // Ollama ignores tool_choice; llama.cpp turns a named choice into "auto" (§4, §5).
+      toolChoiceMode:
+        traits.family === 'ollama' || (traits.family === 'llamacpp' && isRecord(body.tool_choice))
+          ? 'auto'
+          : describeToolChoice(body.tool_choice ?? (Array.isArray(body.tools) && body.tools.length > 0 ? 'auto' : 'none')),
+      parallelToolCalls: traits.family === 'ollama' || body.parallel_tool_calls !== false,
+      mistralTokenizer: options.mistralTokenizer === true,
+      promptTokensEstimate: traits.family === 'ollama' ? Math.min(promptTokens, contextWindow) : promptTokens,
+    };
+    const prepared = prepareTurn(context, turn);
+
+    if (body.stream !== true) {
+      // Non-stream: nothing at all until the whole body is ready (exercises headersTimeout).
+      await wait(turn.delayBeforeFirstByteMs, controller.signal);
+      if (controller.signal.aborted) return;
+      sendJson(response, 200, renderChatBody(context, prepared), headers);
+      return;
+    }
+
+    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', ...headers });
+    response.flushHeaders();
+    // No engine writes anything while it queues or prefills (§10): a silent gap, no comments.
+    await wait(turn.delayBeforeFirstByteMs, controller.signal);
+    const stream = renderChatStream(context, prepared, {
+      argumentsInFinishChunk: turn.argumentsInFinishChunk,
+      packParallelCalls: turn.packParallelCalls,
+    });
+    const tail = turn.midStreamError === undefined
+      ? { frames: stream.endFrames, cutSocket: false }
+      : renderMidStreamError(turn.midStreamError, context, turn.errorBody, stream.endFrames[0] ?? '');
+    const frames = [...stream.bodyFrames, ...tail.frames];
+    for (const [index, frame] of frames.entries()) {
+      if (controller.signal.aborted) return;
+      if (index > 0) await wait(turn.delayBetweenChunksMs, controller.signal);
+      if (controller.signal.aborted) return;
+      const flushed = response.write(frame);
+      if (!flushed) await new Promise<void>((resolve) => {
+        response.once('drain', resolve);
+        controller.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    }
+    if (controller.signal.aborted) return;
+    if (tail.cutSocket) {
+      cutByServer = true;
+      // Let the partial frame leave before the reset, so the client sees a cut mid-event.
+      await new Promise<void>((resolve) => setTimeout(resolve, 20));
+      response.socket?.destroy();
+      return;
+    }
+    response.end();
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${urlHost}:${address.port}/v1`,
+    profile,
+    requests,
+    enqueue(...turns: MockTurn[]): void {
+      queue.push(...turns);
+    },
+    setResponder(nextResponder): void {
+      responder = nextResponder;
+    },
+    waitForRequests(count: number, timeoutMs = 5_000): Promise<void> {
+      if (requests.length >= count) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`mock backend: expected ${count} request(s) within ${timeoutMs} ms, got ${requests.length}`));
+        }, timeoutMs);
+        const check = (): void => {
+          if (requests.length < count) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+      });
+    },
+    async close(): Promise<void> {
+      stopped = true;
+      for (const controller of inFlight) controller.abort();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function describeFailureMessage(body: unknown): string {
+  if (!isRecord(body)) return '';
+  if (typeof body.error === 'string') return body.error;
+  if (isRecord(body.error) && typeof body.error.message === 'string') return body.error.message;
+  return typeof body.message === 'string' ? body.message : '';
+}
+
+/** `GET /v1/models` in each engine's shape. */
+function renderModelList(profile: EngineProfile, models: readonly string[]): unknown {
+  const traits = getProfileTraits(profile);
+  const created = Math.floor(Date.now() / 1000);
+  switch (traits.family) {
+    case 'vllm':
+      return {
+        object: 'list',
+        data: models.map((id) => ({
+          id,
+          object: 'model',
+          created,
+          owned_by: 'vllm',
+          root: id,
+          parent: null,
+          max_model_len: traits.contextWindow,
+          permission: [
+            {
+              id: `modelperm-${createHex(32)}`,
+              object: 'model_permission',
+              created,
+              allow_create_engine: false,
+              allow_sampling: true,
+              allow_logprobs: true,
+              allow_search_indices: false,
+              allow_view: true,
+              allow_fine_tuning: false,
+              organization: '*',
+              group: null,
+              is_blocking: false,
+            },
+          ],
+        })),
+      };
+    case 'sglang':
+      return { object: 'list', data: models.map((id) => ({ id, object: 'model', created, owned_by: 'sglang', root: id, max_model_len: traits.contextWindow })) };
+    case 'ollama':
+      return { object: 'list', data: models.map((id) => ({ id, object: 'model', created, owned_by: 'library' })) };
+    case 'llamacpp':
+      return {
+        models: models.map((id) => ({ name: id, model: id, modified_at: '', size: '', digest: '', type: 'model', description: '', tags: [''], capabilities: ['completion'], parameters: '', details: { parent_model: '', format: 'gguf', family: '', families: [''], parameter_size: '', quantization_level: '' } })),
+        object: 'list',
+        data: models.map((id) => ({ id, object: 'model', created, owned_by: 'llamacpp', meta: { vocab_type: 2, n_vocab: 151936, n_ctx_train: 262144, n_embd: 2048, n_params: 30532122624, size: 18556686336 } })),
+      };
+    case 'lmstudio':
+      return { data: models.map((id) => ({ id, object: 'model', owned_by: 'organization_owner' })), object: 'list' };
+    default: {
+      const unreachable: never = traits.family;
+      throw new Error(`unknown engine family ${String(unreachable)}`);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import {
+  applyQwenXmlParameterRules,
+  renderArgumentBytes,
+  splitIntoParameterMembers,
+  splitLlamacppDiffs,
+  truncatePieces,
+} from '../../support/mock-backend/argument-bytes.ts';
+import { renderPythonJsonDumps } from '../../support/mock-backend/python-text.ts';
+
+const examplesFolder = '/work/shared/reference/backend-examples';
+const trickyInput = readFileSync(`${examplesFolder}/tricky-input.txt`, 'utf8');
+const matrix = JSON.parse(readFileSync(`${examplesFolder}/arguments-matrix.json`, 'utf8')) as Record<string, string>;
+const coercion = JSON.parse(readFileSync(`${examplesFolder}/qwen3coder-coercion-cases.json`, 'utf8')) as {
+  cases: Array<{ raw: string; schema: { type?: string }; legacy: unknown }>;
+};
+
+describe('renderArgumentBytes: the byte forms of arguments-matrix.json', () => {
+  const trimmed = { input: applyQwenXmlParameterRules(trickyInput) };
+
+  it('Python json.dumps, spaced, raw UTF-8 (vLLM hermes non-stream)', () => {
+    assert.equal(renderArgumentBytes({ input: trickyInput }, 'python-spaced'), matrix.vllm_hermes_nonstream);
+  });
+
+  it('Python json.dumps, ASCII-escaped with surrogate pairs (gpt-oss non-stream)', () => {
+    assert.equal(renderArgumentBytes({ input: trickyInput }, 'python-ascii'), matrix.vllm_gptoss_nonstream);
+  });
+
+  it('compact raw (gpt-oss stream concatenation, llama.cpp)', () => {
+    assert.equal(renderArgumentBytes({ input: trickyInput }, 'compact'), matrix.vllm_gptoss_stream_concat);
+    assert.equal(renderArgumentBytes(trimmed, 'compact'), matrix.llamacpp_compact);
+  });
+
+  it('Go compact with HTML escapes (Ollama)', () => {
+    assert.equal(renderArgumentBytes(trimmed, 'go-compact'), matrix.ollama_any_parser);
+  });
+
+  it('XML-parser profiles: value without its final newline (vLLM qwen3_coder, SGLang)', () => {
+    assert.equal(renderArgumentBytes(trimmed, 'python-spaced'), matrix.vllm_qwen3coder_nonstream_and_stream_concat);
+    assert.equal(renderArgumentBytes(trimmed, 'python-spaced'), matrix.sglang_qwen3coder);
+  });
+
+  it('all forms parse to the same object', () => {
+    const forms = ['python-spaced', 'python-ascii', 'go-compact', 'compact'] as const;
+    for (const form of forms) assert.deepEqual(JSON.parse(renderArgumentBytes({ input: trickyInput }, form)), { input: trickyInput });
+  });
+});
+
+describe('applyQwenXmlParameterRules', () => {
+  it('matches the legacy column of qwen3coder-coercion-cases.json for string-typed parameters', () => {
+    const stringCases = coercion.cases.filter((testCase) => testCase.schema.type === 'string' || testCase.schema.type === undefined);
+    assert.ok(stringCases.length >= 6);
+    for (const testCase of stringCases) {
+      assert.deepEqual(applyQwenXmlParameterRules(testCase.raw), testCase.legacy, JSON.stringify(testCase.raw));
+    }
+  });
+
+  it('cuts the value at an embedded </parameter>', () => {
+    assert.equal(applyQwenXmlParameterRules('\n+ a </parameter> tag\n'), '+ a ');
+  });
+
+  it('keeps the text null when the coercion is off (llama.cpp)', () => {
+    assert.equal(applyQwenXmlParameterRules('null\n', { nullCoercion: false }), 'null');
+  });
+});
+
+describe('stream fragmentation', () => {
+  it('qwen3_coder members: {, one whole "name": value member, }', () => {
+    const pieces = splitIntoParameterMembers({ input: 'a\nb', count: 2 });
+    assert.deepEqual(pieces, ['{', '"input": "a\\nb"', ', "count": 2', '}']);
+    assert.equal(pieces.join(''), renderPythonJsonDumps({ input: 'a\nb', count: 2 }, { ensureAscii: false }));
+  });
+
+  it('llama.cpp diffs: first piece {"input":", one piece ends inside an escape sequence', () => {
+    const pieces = splitLlamacppDiffs(matrix.llamacpp_compact ?? '');
+    assert.equal(pieces[0], '{"input":"');
+    assert.equal(pieces.join(''), matrix.llamacpp_compact);
+    const endsInsideEscape = pieces.some((piece) => /(^|[^\\])(\\\\)*\\$/.test(piece));
+    assert.ok(endsInsideEscape, 'expected a fragment ending with an unpaired backslash');
+  });
+
+  it('truncatePieces keeps whole pieces and cuts the last one by code points', () => {
+    assert.deepEqual(truncatePieces(['', '{', '"a": "👋👋"', '}'], 7), ['', '{', '"a": "']);
+    assert.deepEqual(truncatePieces(['ab', '👋c'], 3), ['ab', '👋']);
+  });
+});

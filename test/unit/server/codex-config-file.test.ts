@@ -1,0 +1,387 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import {
+  applyCodexConfigWrite,
+  CodexConfigFileError,
+  fetchBackendModels,
+  formatCodexConfigPlanDiff,
+  formatUnifiedDiff,
+  planCodexConfigWrite,
+  type CodexConfigFileProblem,
+  type CodexConfigWriteOptions,
+} from '../../../src/server/codex-config-file.ts';
+import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../../../src/core/errors.ts';
+
+const isRoot = process.getuid?.() === 0;
+const onWindows = process.platform === 'win32';
+
+function scratchHome(): string {
+  return join(mkdtempSync(join(tmpdir(), 'freeform-bridge-codex-config-')), 'codex-home');
+}
+
+function writeOptions(codexHome: string, overrides: Partial<CodexConfigWriteOptions> = {}): CodexConfigWriteOptions {
+  return {
+    codexHome,
+    profile: 'freeform-bridge',
+    baseUrl: 'http://127.0.0.1:18080/v1',
+    model: 'qwen3-coder',
+    toolSurface: 'freeform',
+    token: 'secret-token',
+    contextWindow: null,
+    ...overrides,
+  };
+}
+
+async function write(codexHome: string, overrides: Partial<CodexConfigWriteOptions> = {}) {
+  const plan = await planCodexConfigWrite(writeOptions(codexHome, overrides));
+  return { plan, result: await applyCodexConfigWrite(plan) };
+}
+
+function parsePlain(text: string): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(parseToml(text))) as Record<string, unknown>;
+}
+
+async function assertRefused(run: () => Promise<unknown>, problem: CodexConfigFileProblem, pattern: RegExp): Promise<void> {
+  await assert.rejects(run, (error: unknown) => {
+    assert.ok(CodexConfigFileError.is(error), `expected a CodexConfigFileError, got ${String(error)}`);
+    assert.equal(error.codexConfigFileProblem, problem);
+    assert.match(error.message, pattern);
+    return true;
+  });
+}
+
+function mode(path: string): number {
+  return statSync(path).mode & 0o777;
+}
+
+describe('planCodexConfigWrite + applyCodexConfigWrite', () => {
+  it('creates CODEX_HOME (0700), the catalog and the profile (0600) and never config.toml', async () => {
+    const codexHome = scratchHome();
+    const { plan, result } = await write(codexHome, { contextWindow: 32768 });
+    assert.equal(plan.createCodexHome, true);
+    assert.deepEqual(plan.files.map((file) => file.role), ['model-catalog', 'profile']);
+    assert.equal(result.createdCodexHome, true);
+    assert.deepEqual(result.written, [join(codexHome, 'freeform-bridge.model_catalog.json'), join(codexHome, 'freeform-bridge.config.toml')]);
+    assert.equal(plan.runCommand, 'codex -p freeform-bridge');
+    if (!onWindows) {
+      assert.equal(mode(codexHome), 0o700);
+      assert.equal(mode(join(codexHome, 'freeform-bridge.config.toml')), 0o600);
+      assert.equal(mode(join(codexHome, 'freeform-bridge.model_catalog.json')), 0o600);
+    }
+    assert.equal(existsSync(join(codexHome, 'config.toml')), false);
+    const profile = parsePlain(readFileSync(join(codexHome, 'freeform-bridge.config.toml'), 'utf8'));
+    assert.equal(profile.model_catalog_json, 'freeform-bridge.model_catalog.json');
+    assert.equal(profile.model_context_window, 32768);
+    assert.deepEqual(readdirSync(codexHome).sort(), ['freeform-bridge.config.toml', 'freeform-bridge.model_catalog.json']);
+  });
+
+  it('is idempotent: a second run plans no change and writes nothing', async () => {
+    const codexHome = scratchHome();
+    await write(codexHome, { makeDefault: true });
+    const before = readdirSync(codexHome).map((name) => [name, lstatSync(join(codexHome, name)).ino, readFileSync(join(codexHome, name), 'utf8')]);
+    const { plan, result } = await write(codexHome, { makeDefault: true });
+    assert.ok(plan.files.every((file) => !file.changed));
+    assert.equal(formatCodexConfigPlanDiff(plan, ['secret-token']), '');
+    assert.deepEqual(result.written, []);
+    assert.deepEqual(result.backups, []);
+    assert.equal(result.unchanged.length, 3);
+    const afterwards = readdirSync(codexHome).map((name) => [name, lstatSync(join(codexHome, name)).ino, readFileSync(join(codexHome, name), 'utf8')]);
+    assert.deepEqual(afterwards, before);
+  });
+
+  it("keeps the user's own keys, comments and headers in an existing profile", async () => {
+    const codexHome = scratchHome();
+    await write(codexHome);
+    const profilePath = join(codexHome, 'freeform-bridge.config.toml');
+    const edited = readFileSync(profilePath, 'utf8')
+      .replace('model = "qwen3-coder"\n', 'model = "qwen3-coder"\n# I like it thorough\nmodel_reasoning_effort = "high"\n')
+      .replace('http_headers = { "Authorization" = "Bearer secret-token" }', 'http_headers = { "Authorization" = "Bearer secret-token", "X-Team" = "blue" }');
+    writeFileSync(profilePath, edited);
+    await write(codexHome, { baseUrl: 'http://127.0.0.1:19999/v1', token: 'rotated-token' });
+    const text = readFileSync(profilePath, 'utf8');
+    assert.match(text, /# I like it thorough\nmodel_reasoning_effort = "high"\n/);
+    const data = parsePlain(text) as { model_providers: Record<string, { base_url: string; http_headers: Record<string, string> }> };
+    assert.equal(data.model_providers['freeform-bridge']!.base_url, 'http://127.0.0.1:19999/v1');
+    assert.deepEqual(data.model_providers['freeform-bridge']!.http_headers, { 'X-Team': 'blue', Authorization: 'Bearer rotated-token' });
+  });
+
+  it('switching to the functions surface drops the catalog reference and writes no catalog', async () => {
+    const codexHome = scratchHome();
+    await write(codexHome);
+    const { plan } = await write(codexHome, { toolSurface: 'functions', contextWindow: 4096 });
+    assert.deepEqual(plan.files.map((file) => file.role), ['profile']);
+    const data = parsePlain(readFileSync(join(codexHome, 'freeform-bridge.config.toml'), 'utf8'));
+    assert.equal(data.model_catalog_json, undefined);
+    assert.equal(data.model_context_window, 4096);
+  });
+
+  it('refuses a malformed profile and leaves it untouched byte for byte', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    const profilePath = join(codexHome, 'freeform-bridge.config.toml');
+    const malformed = 'model = "qwen3-coder"\r\nmodel_provider = \r\n[oops\r\n';
+    writeFileSync(profilePath, malformed);
+    await assertRefused(() => planCodexConfigWrite(writeOptions(codexHome)), 'malformed', /freeform-bridge\.config\.toml is not valid TOML \(line 2, column \d+/);
+    assert.equal(readFileSync(profilePath, 'utf8'), malformed);
+    assert.equal(existsSync(join(codexHome, 'freeform-bridge.model_catalog.json')), false);
+  });
+
+  it('refuses symlinked targets and leaves the link and its target alone', { skip: onWindows && 'symlinks need privileges on Windows' }, async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    const elsewhere = join(codexHome, '..', 'elsewhere.toml');
+    writeFileSync(elsewhere, 'model = "mine"\n');
+    symlinkSync(elsewhere, join(codexHome, 'freeform-bridge.config.toml'));
+    await assertRefused(() => planCodexConfigWrite(writeOptions(codexHome)), 'symlink', /is a symbolic link \(to .*elsewhere\.toml\)/);
+    assert.equal(readFileSync(elsewhere, 'utf8'), 'model = "mine"\n');
+
+    const otherHome = scratchHome();
+    mkdirSync(otherHome, { recursive: true });
+    symlinkSync(elsewhere, join(otherHome, 'freeform-bridge.model_catalog.json'));
+    await assertRefused(() => planCodexConfigWrite(writeOptions(otherHome)), 'symlink', /model_catalog\.json is a symbolic link/);
+    assert.equal(readFileSync(elsewhere, 'utf8'), 'model = "mine"\n');
+  });
+
+  it('refuses an unreadable profile', { skip: (isRoot || onWindows) && 'root reads any file' }, async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    const profilePath = join(codexHome, 'freeform-bridge.config.toml');
+    writeFileSync(profilePath, 'model = "x"\n');
+    chmodSync(profilePath, 0o000);
+    await assertRefused(() => planCodexConfigWrite(writeOptions(codexHome)), 'unreadable', /cannot read .*permission denied/);
+  });
+
+  it('refuses a target that is a folder, and a CODEX_HOME that is a file', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(join(codexHome, 'freeform-bridge.config.toml'), { recursive: true });
+    await assertRefused(() => planCodexConfigWrite(writeOptions(codexHome)), 'not-a-file', /not a regular file/);
+    const fileHome = join(scratchHome(), '..', 'a-file');
+    writeFileSync(fileHome, '');
+    await assertRefused(() => planCodexConfigWrite(writeOptions(fileHome)), 'not-a-directory', /not a folder/);
+  });
+
+  it('writes nothing when a file changed between plan and apply', async () => {
+    const codexHome = scratchHome();
+    await write(codexHome);
+    const plan = await planCodexConfigWrite(writeOptions(codexHome, { model: 'other-model' }));
+    const profilePath = join(codexHome, 'freeform-bridge.config.toml');
+    writeFileSync(profilePath, `${readFileSync(profilePath, 'utf8')}# edited meanwhile\n`);
+    const catalogBefore = readFileSync(join(codexHome, 'freeform-bridge.model_catalog.json'), 'utf8');
+    await assertRefused(() => applyCodexConfigWrite(plan), 'changed-since-plan', /changed since/);
+    assert.equal(readFileSync(join(codexHome, 'freeform-bridge.model_catalog.json'), 'utf8'), catalogBefore);
+  });
+
+  it('narrows an existing profile readable by others to 0600 even when its content is unchanged', { skip: onWindows && 'no POSIX modes' }, async () => {
+    const codexHome = scratchHome();
+    await write(codexHome);
+    const profilePath = join(codexHome, 'freeform-bridge.config.toml');
+    chmodSync(profilePath, 0o644);
+    const { plan, result } = await write(codexHome);
+    assert.equal(plan.files.find((file) => file.role === 'profile')!.narrowMode, true);
+    assert.deepEqual(result.written, []);
+    assert.equal(mode(profilePath), 0o600);
+  });
+
+  it('leaves no temporary files behind', async () => {
+    const codexHome = scratchHome();
+    await write(codexHome, { makeDefault: true });
+    await write(codexHome, { makeDefault: true, model: 'second' });
+    assert.deepEqual(
+      readdirSync(codexHome).filter((name) => name.endsWith('.tmp')),
+      [],
+    );
+  });
+});
+
+describe('config.toml', () => {
+  const tricky = [
+    '\uFEFF# My Codex config',
+    'model = "gpt-5.5"   # the best one',
+    'approval_policy = "on-request"',
+    '',
+    '# providers I use',
+    '[model_providers.azure]',
+    'name = "Azure"',
+    'base_url = "https://example.openai.azure.com/openai"',
+    'env_key = "AZURE_OPENAI_API_KEY"',
+    'query_params = { "api-version" = "2025-04-01-preview" }',
+    '',
+    '[shell_environment_policy]',
+    'inherit = "core"   # keep it small',
+    'exclude = [',
+    '  "AWS_*",  # cloud',
+    '  "AZURE_*",',
+    ']',
+    'big = 123456789012345678901',
+    'when = 1979-05-27T07:32:00Z',
+    '',
+  ].join('\r\n');
+
+  it('is only read without makeDefault, and problems that break `codex -p` become warnings', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    const configPath = join(codexHome, 'config.toml');
+    const config = 'profile = "old"\n[profiles.freeform-bridge]\nmodel = "x"\n[model_providers.freeform-bridge]\nenv_key = "NOPE"\n';
+    writeFileSync(configPath, config);
+    const { plan } = await write(codexHome);
+    assert.equal(plan.warnings.length, 3);
+    assert.match(plan.warnings[0]!, /top-level `profile = "old"`: Codex 0\.171 refuses to start/);
+    assert.match(plan.warnings[1]!, /legacy \[profiles\.freeform-bridge\] table/);
+    assert.match(plan.warnings[2]!, /also defines \[model_providers\.freeform-bridge\] with env_key/);
+    assert.equal(readFileSync(configPath, 'utf8'), config);
+  });
+
+  it('a malformed config.toml is a warning without makeDefault and untouched', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(join(codexHome, 'config.toml'), 'model = \n');
+    const { plan } = await write(codexHome);
+    assert.match(plan.warnings[0]!, /config\.toml is not valid TOML \(line 1/);
+    assert.equal(readFileSync(join(codexHome, 'config.toml'), 'utf8'), 'model = \n');
+  });
+
+  it('makeDefault edits a tricky config.toml minimally (BOM, CRLF, comments, inline tables, other providers) with a byte-exact backup', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    const configPath = join(codexHome, 'config.toml');
+    writeFileSync(configPath, tricky);
+    chmodSync(configPath, 0o644);
+    const { plan, result } = await write(codexHome, { makeDefault: true, contextWindow: 65536, now: new Date('2025-02-03T04:05:06.789Z') });
+    assert.deepEqual(result.backups, [`${configPath}.bak-20250203T040506Z`]);
+    assert.deepEqual(readFileSync(`${configPath}.bak-20250203T040506Z`), Buffer.from(tricky, 'utf8'));
+    const edited = readFileSync(configPath, 'utf8');
+    const expected =
+      tricky
+        .replace('model = "gpt-5.5"   # the best one', 'model = "qwen3-coder"   # the best one')
+        .replace('approval_policy = "on-request"\r\n', 'approval_policy = "on-request"\r\nmodel_provider = "freeform-bridge"\r\nmodel_context_window = 65536\r\n') +
+      [
+        '',
+        '[model_providers.freeform-bridge]',
+        'name = "Freeform Bridge"',
+        'base_url = "http://127.0.0.1:18080/v1"',
+        'wire_api = "responses"',
+        'http_headers = { "Authorization" = "Bearer secret-token" }',
+        '',
+      ].join('\r\n');
+    assert.equal(edited, expected);
+    if (!onWindows) assert.equal(mode(configPath), 0o600);
+    assert.match(formatCodexConfigPlanDiff(plan, ['secret-token']), /^-model = "gpt-5\.5" {3}# the best one\n\+model = "qwen3-coder" {3}# the best one\n/m);
+    assert.doesNotMatch(formatCodexConfigPlanDiff(plan, ['secret-token']), /secret-token/);
+  });
+
+  it('makeDefault creates a missing config.toml without a backup', async () => {
+    const codexHome = scratchHome();
+    const { result } = await write(codexHome, { makeDefault: true, token: null });
+    assert.deepEqual(result.backups, []);
+    assert.deepEqual(parsePlain(readFileSync(join(codexHome, 'config.toml'), 'utf8')), {
+      model: 'qwen3-coder',
+      model_provider: 'freeform-bridge',
+      model_providers: { 'freeform-bridge': { name: 'Freeform Bridge', base_url: 'http://127.0.0.1:18080/v1', wire_api: 'responses' } },
+    });
+  });
+
+  it('makeDefault refuses a malformed config.toml and leaves it untouched', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    const configPath = join(codexHome, 'config.toml');
+    const malformed = '# mine\nmodel = "a"\nmodel = "b"\n';
+    writeFileSync(configPath, malformed);
+    await assertRefused(() => planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true })), 'malformed', /config\.toml is not valid TOML.*\n.*left untouched/s);
+    assert.equal(readFileSync(configPath, 'utf8'), malformed);
+    assert.deepEqual(readdirSync(codexHome), ['config.toml']);
+  });
+
+  it('makeDefault refuses what it cannot edit safely and says what to add by hand', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    const configPath = join(codexHome, 'config.toml');
+    const inline = 'model_providers = { azure = { name = "Azure", base_url = "https://x/openai" } }\n';
+    writeFileSync(configPath, inline);
+    await assertRefused(
+      () => planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true })),
+      'unsafe-edit',
+      /cannot update .*config\.toml without disturbing.*inline value.*Add these settings by hand:\nmodel = "qwen3-coder"/s,
+    );
+    assert.equal(readFileSync(configPath, 'utf8'), inline);
+  });
+
+  it('makeDefault refuses a symlinked config.toml', { skip: onWindows && 'symlinks need privileges on Windows' }, async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    const dotfile = join(codexHome, '..', 'dotfiles-config.toml');
+    writeFileSync(dotfile, 'model = "gpt-5.5"\n');
+    symlinkSync(dotfile, join(codexHome, 'config.toml'));
+    await assertRefused(() => planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true })), 'symlink', /config\.toml is a symbolic link/);
+    // Without makeDefault the link is only read, and the profile is written as usual.
+    const { result } = await write(codexHome);
+    assert.equal(result.written.length, 2);
+    assert.equal(readFileSync(dotfile, 'utf8'), 'model = "gpt-5.5"\n');
+  });
+});
+
+describe('formatUnifiedDiff', () => {
+  it('prints hunks with context, new files and missing final newlines', () => {
+    assert.equal(formatUnifiedDiff('f', null, 'a\nb\n'), '--- /dev/null\n+++ f\n@@ -0,0 +1,2 @@\n+a\n+b\n');
+    const old = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', ''].join('\n');
+    assert.equal(
+      formatUnifiedDiff('f', old, old.replace('5\n', 'five\n')),
+      '--- f\n+++ f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n',
+    );
+    assert.equal(formatUnifiedDiff('f', 'a', 'a\n'), '--- f\n+++ f\n@@ -1,1 +1,1 @@\n-a\n\\ No newline at end of file\n+a\n');
+    assert.equal(formatUnifiedDiff('f', 'same\n', 'same\n'), '');
+  });
+});
+
+describe('fetchBackendModels', () => {
+  let server: Server;
+  let baseUrl: string;
+  const seenAuthorization: Array<string | undefined> = [];
+  const bodies: Record<string, { status: number; body: string }> = {
+    '/vllm/v1/models': { status: 200, body: JSON.stringify({ object: 'list', data: [{ id: 'Qwen/Qwen3-Coder', object: 'model', owned_by: 'vllm', max_model_len: 32768 }] }) },
+    '/llamacpp/v1/models': {
+      status: 200,
+      body: JSON.stringify({ models: [{ name: 'x' }], object: 'list', data: [{ id: 'qwen.gguf', object: 'model', meta: { n_ctx_train: 262144, n_vocab: 151936 } }] }),
+    },
+    '/lmstudio/v1/models': { status: 200, body: JSON.stringify({ data: [{ id: 'qwen3', max_context_length: 131072, loaded_context_length: 8192 }] }) },
+    '/ollama/v1/models': { status: 200, body: JSON.stringify({ object: 'list', data: [{ id: 'qwen3:8b', object: 'model', created: 1, owned_by: 'library' }] }) },
+    '/denied/v1/models': { status: 401, body: JSON.stringify({ error: { message: 'bad token' } }) },
+    '/html/v1/models': { status: 200, body: '<html>hello</html>' },
+  };
+  before(async () => {
+    server = createServer((request, response) => {
+      seenAuthorization.push(request.headers.authorization);
+      const answer = bodies[request.url ?? ''] ?? { status: 404, body: '{}' };
+      response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('reads the context window each engine reports', async () => {
+    assert.deepEqual(await fetchBackendModels(`${baseUrl}/vllm/v1`, 'k'), [{ id: 'Qwen/Qwen3-Coder', contextWindow: 32768, contextWindowSource: 'max_model_len' }]);
+    assert.equal(seenAuthorization.at(-1), 'Bearer k');
+    assert.deepEqual(await fetchBackendModels(`${baseUrl}/llamacpp/v1/`), [{ id: 'qwen.gguf', contextWindow: 262144, contextWindowSource: 'meta.n_ctx_train' }]);
+    assert.equal(seenAuthorization.at(-1), undefined);
+    assert.deepEqual(await fetchBackendModels(`${baseUrl}/lmstudio/v1`), [{ id: 'qwen3', contextWindow: 8192, contextWindowSource: 'loaded_context_length' }]);
+    assert.deepEqual(await fetchBackendModels(`${baseUrl}/ollama/v1`), [{ id: 'qwen3:8b', contextWindow: null, contextWindowSource: null }]);
+  });
+
+  it('throws typed errors for HTTP errors, non-lists and unreachable servers', async () => {
+    await assert.rejects(fetchBackendModels(`${baseUrl}/denied/v1`), (error: unknown) => UpstreamHttpError.is(error) && error.status === 401);
+    await assert.rejects(fetchBackendModels(`${baseUrl}/html/v1`), (error: unknown) => InvalidRequestError.is(error) && /not return an OpenAI model list/.test(error.message));
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    await assert.rejects(fetchBackendModels(`http://127.0.0.1:${closedPort}/v1`), (error: unknown) => UpstreamConnectionError.is(error) && error.code === 'ECONNREFUSED');
+  });
+});
