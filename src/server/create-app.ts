@@ -1,29 +1,12 @@
 import express, { type Express } from 'express';
-import type { BridgeOptions } from '../core/bridge-options.ts';
-import type { Logger } from '../core/logger.ts';
-import type { TrafficListener } from '../core/traffic-event.ts';
-import type { WarningLedger } from '../core/warnings.ts';
-import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
 import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES } from './error-middleware.ts';
 import { createModelsHandler } from './models-route.ts';
-import { createResponsesHandler } from './responses-route.ts';
+import { createResponsesHandler, type ResponsesRouteDependencies } from './responses-route.ts';
 import { createSecurityMiddleware } from './security.ts';
-import type { UpstreamClient } from './upstream-client.ts';
 
-export interface AppDependencies {
-  upstream: UpstreamClient;
-  getOptions: () => BridgeOptions;
-  ledger: WarningLedger;
-  /** Compiled custom-tool grammars, one cache per process (grammar checks and examples). */
-  grammarCache: GrammarCache;
-  logger: Logger;
-  onTraffic: TrafficListener;
+export interface AppDependencies extends ResponsesRouteDependencies {
   getToken: () => string | null;
-  getSecrets: () => ReadonlyArray<string | null>;
   allowedHostnames: readonly string[];
-  keepaliveSeconds: number;
-  commitGraceMs: number;
-  upstreamIdleTimeoutSeconds: number;
   version: string;
 }
 
@@ -43,18 +26,7 @@ export function createApp(dependencies: AppDependencies): Express {
   app.post(
     '/v1/responses',
     express.json({ limit: MAX_REQUEST_BODY_BYTES, strict: false }),
-    createResponsesHandler({
-      upstream: dependencies.upstream,
-      getOptions: dependencies.getOptions,
-      ledger: dependencies.ledger,
-      grammarCache: dependencies.grammarCache,
-      logger: dependencies.logger,
-      onTraffic: dependencies.onTraffic,
-      keepaliveSeconds: dependencies.keepaliveSeconds,
-      commitGraceMs: dependencies.commitGraceMs,
-      upstreamIdleTimeoutSeconds: dependencies.upstreamIdleTimeoutSeconds,
-      getSecrets: dependencies.getSecrets,
-    }),
+    createResponsesHandler(dependencies),
   );
   app.use((request, response) => {
     response.status(404).json({

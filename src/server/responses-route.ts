@@ -236,7 +236,6 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
         failStream(code, message);
         return;
       }
-      finished = false;
       response.status(mapped.status).set(mapped.headers).json({ error: { ...mapped.body.error, message } });
       endExchange('failed', mapped.status, { code: mapped.body.error.code ?? 'backend_error', message });
     };
@@ -349,7 +348,9 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
       if (watchdog) clearTimeout(watchdog);
       stopTimers();
       if (!translator.terminated && clientGone) endExchange('aborted', 499, null);
-      if (upstreamResponse && !translator.terminated) upstreamResponse.discard();
+      // A stream left unread after an error frame or an abort would pin its socket; destroying a
+      // fully read body is a no-op.
+      upstreamResponse.discard();
     }
 
     async function relayJsonCompletion(source: UpstreamResponse): Promise<void> {

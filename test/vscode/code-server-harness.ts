@@ -100,7 +100,6 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
       '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
       '--disable-getting-started-override', '--ignore-last-opened',
       ...optional,
-      ...(process.env.EXPERIMENT_DISABLE ? process.env.EXPERIMENT_DISABLE.split(' ').flatMap((id) => ['--disable-extension', id]) : []),
       resolve(options.workspace),
     ],
     // Its own process group, so stop() takes down the extension host and watchers with it.

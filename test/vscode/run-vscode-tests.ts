@@ -43,6 +43,41 @@ async function recordStatusBarTexts(page: Page): Promise<void> {
   for (const text of texts) if (text.startsWith('Bridge')) statusBarTexts.add(text);
 }
 
+/** What the runner did in the workbench on the suite's behalf, printed at the end. */
+const userActions: string[] = [];
+
+/**
+ * Plays the user for the suite's interactive test (run with FREEFORM_BRIDGE_VSCODE_UI_DRIVER=1):
+ * takes the first item of the extension's quick picks and confirms its modal "Write" dialog, but
+ * only once the diff of the profile is open, as a user would see it. Polled with the status bar.
+ */
+async function answerExtensionDialogs(page: Page): Promise<void> {
+  try {
+    const quickInput = page.locator('.quick-input-widget');
+    if (await quickInput.isVisible()) {
+      const title = (await quickInput.locator('.quick-input-title').innerText({ timeout: 500 })).trim();
+      if (!title.startsWith('Freeform Bridge:')) return;
+      const firstRow = quickInput.locator('.quick-input-list .monaco-list-row').first();
+      await firstRow.waitFor({ timeout: 2_000 });
+      const label = (await firstRow.innerText()).split('\n')[0];
+      await page.keyboard.press('Enter');
+      userActions.push(`picked "${label}" in "${title}"`);
+      await quickInput.waitFor({ state: 'hidden', timeout: 2_000 }).catch(() => undefined);
+      return;
+    }
+    const dialog = page.locator('.monaco-dialog-box');
+    if (!(await dialog.isVisible())) return;
+    const message = await dialog.locator('.dialog-message-text').innerText({ timeout: 500 });
+    if (!message.includes('Write the Codex profile')) return;
+    if ((await page.locator('.tabs-container .tab', { hasText: 'freeform-bridge.config.toml' }).count()) === 0) return;
+    await dialog.locator('.monaco-button', { hasText: /^Write$/ }).click({ timeout: 2_000 });
+    userActions.push('saw the diff of freeform-bridge.config.toml and clicked "Write"');
+    await dialog.waitFor({ state: 'hidden', timeout: 2_000 }).catch(() => undefined);
+  } catch {
+    // The workbench re-rendered between two steps; the next round looks again.
+  }
+}
+
 function checkStatusBarRendered(): boolean {
   const seen = [...statusBarTexts];
   const passed = seen.some((text) => /^Bridge: off$/.test(text)) && seen.some((text) => /^Bridge :\d+ \d+/.test(text));
@@ -74,7 +109,8 @@ process.once('SIGINT', () => {
 
 async function main(): Promise<never> {
   try {
-    server = await startCodeServer({ workspace, keep });
+    // The extension host inherits code-server's environment: this tells the suite a user is being played.
+    server = await startCodeServer({ workspace, keep, environment: { FREEFORM_BRIDGE_VSCODE_UI_DRIVER: '1' } });
     console.log(`code-server ${server.url} up after ${elapsed()}`);
     browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGUMENTS });
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -107,6 +143,7 @@ async function main(): Promise<never> {
     const deadline = Date.now() + timeoutMs;
     while (exitCode === null && Date.now() < deadline) {
       await recordStatusBarTexts(page);
+      await answerExtensionDialogs(page);
       await new Promise((wake) => setTimeout(wake, 200));
     }
   } catch (error) {
@@ -115,6 +152,7 @@ async function main(): Promise<never> {
   }
 
   const timedOut = exitCode === null;
+  for (const action of userActions) console.log(`    (workbench) ${action}`);
   if (!timedOut && result) {
     if (checkStatusBarRendered()) result.passed += 1;
     else {

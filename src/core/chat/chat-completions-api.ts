@@ -99,54 +99,33 @@ const chatToolCallSchema = z.looseObject({
 });
 export type ChatToolCallWire = z.infer<typeof chatToolCallSchema>;
 
-export const chatCompletionSchema = z.looseObject({
+/** The fields a full message and a stream delta share; both are parsed with the same tolerance. */
+const chatMessageFields = {
+  role: z.string().nullish(),
+  content: z.string().nullish(),
+  reasoning: z.string().nullish(),
+  reasoning_content: z.string().nullish(),
+  tool_calls: z.array(chatToolCallSchema).nullish(),
+};
+
+const chatEnvelopeFields = {
   id: z.string().nullish(),
   model: z.string().nullish(),
   created: z.number().nullish(),
-  choices: z
-    .array(
-      z.looseObject({
-        index: z.number().nullish(),
-        message: z
-          .looseObject({
-            role: z.string().nullish(),
-            content: z.string().nullish(),
-            reasoning: z.string().nullish(),
-            reasoning_content: z.string().nullish(),
-            refusal: z.string().nullish(),
-            tool_calls: z.array(chatToolCallSchema).nullish(),
-          })
-          .nullish(),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .nullish(),
   usage: chatUsageSchema.nullish(),
+};
+
+const choiceFields = { index: z.number().nullish(), finish_reason: z.string().nullish() };
+
+export const chatCompletionSchema = z.looseObject({
+  ...chatEnvelopeFields,
+  choices: z.array(z.looseObject({ ...choiceFields, message: z.looseObject({ ...chatMessageFields, refusal: z.string().nullish() }).nullish() })).nullish(),
 });
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 
 export const chatCompletionChunkSchema = z.looseObject({
-  id: z.string().nullish(),
-  model: z.string().nullish(),
-  created: z.number().nullish(),
-  choices: z
-    .array(
-      z.looseObject({
-        index: z.number().nullish(),
-        delta: z
-          .looseObject({
-            role: z.string().nullish(),
-            content: z.string().nullish(),
-            reasoning: z.string().nullish(),
-            reasoning_content: z.string().nullish(),
-            tool_calls: z.array(chatToolCallSchema).nullish(),
-          })
-          .nullish(),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .nullish(),
-  usage: chatUsageSchema.nullish(),
+  ...chatEnvelopeFields,
+  choices: z.array(z.looseObject({ ...choiceFields, delta: z.looseObject(chatMessageFields).nullish() })).nullish(),
   /** Mid-stream error frames: vLLM/llama.cpp nest an object, some builds send a string (backends.md §9). */
   error: z.unknown().optional(),
   /** SGLang's flat error frame. */

@@ -302,6 +302,24 @@ describe('Freeform Bridge in a real VS Code extension host', function () {
     assert.equal(readFileSync(profilePath, 'utf8'), broken);
   });
 
+  it('Write Codex Config asks for the model and the tool surface, shows the diff, and writes after "Write"', async function () {
+    // The offline runner plays the user in the workbench (quick picks, modal); test-electron has nobody to click.
+    if (process.env.FREEFORM_BRIDGE_VSCODE_UI_DRIVER !== '1') this.skip();
+    this.timeout(60_000);
+    const { url } = await waitForState((value) => value.status === 'on', 'the bridge to run');
+    rmSync(join(codexHome, 'freeform-bridge.config.toml'), { force: true });
+    rmSync(join(codexHome, 'freeform-bridge.model_catalog.json'), { force: true });
+    const outcome = await vscode.commands.executeCommand<{ kind: string }>('freeformBridge.writeCodexConfig');
+    assert.equal(outcome?.kind, 'written', JSON.stringify(outcome));
+    const profile = readFileSync(join(codexHome, 'freeform-bridge.config.toml'), 'utf8');
+    assert.ok(profile.includes(`${url}/v1`), profile);
+    assert.match(profile, new RegExp(`model = "${FAKE_MODEL}"`), 'the model came from the backend\'s /v1/models');
+    assert.match(profile, /model_context_window = 32768/, 'with the context window the backend reports');
+    assert.match(profile, /model_catalog_json = "freeform-bridge.model_catalog.json"/, 'the default tool surface is freeform');
+    const previews = vscode.window.tabGroups.all.flatMap((group) => group.tabs).filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === 'freeform-bridge-preview');
+    assert.deepEqual(previews.map((tab) => tab.label), [], 'the preview diffs are closed after writing');
+  });
+
   it('Copy Codex Command names the profile and the configured CODEX_HOME', async () => {
     const command = await vscode.commands.executeCommand<string>('freeformBridge.copyCodexCommand');
     assert.equal(command, `CODEX_HOME='${codexHome}' codex -p freeform-bridge`);

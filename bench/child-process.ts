@@ -1,0 +1,121 @@
+/**
+ * Starting the bench's child processes. Both are bundled with esbuild the way `dist/cli.js` is
+ * (CommonJS, node20, one file), so the bridge runs the same kind of code a user runs, without a
+ * TypeScript loader in the process being measured.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import * as esbuild from 'esbuild';
+import type { ChildMessage, ParentMessage } from './child-protocol.ts';
+
+export const BENCH_DIRECTORY = import.meta.dirname;
+export const RESULTS_DIRECTORY = resolve(BENCH_DIRECTORY, 'results');
+const BUILD_DIRECTORY = resolve(RESULTS_DIRECTORY, 'build');
+
+export interface ChildBundles {
+  bridge: string;
+  mock: string;
+}
+
+export async function bundleChildren(): Promise<ChildBundles> {
+  mkdirSync(BUILD_DIRECTORY, { recursive: true });
+  const bundles: ChildBundles = { bridge: resolve(BUILD_DIRECTORY, 'bridge-child.cjs'), mock: resolve(BUILD_DIRECTORY, 'mock-child.cjs') };
+  const common: esbuild.BuildOptions = { platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, logLevel: 'warning' };
+  await Promise.all([
+    esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/bridge-child.ts')], outfile: bundles.bridge }),
+    esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/mock-child.ts')], outfile: bundles.mock }),
+  ]);
+  return bundles;
+}
+
+export interface RunningChild {
+  name: string;
+  process: ChildProcess;
+  pid: number;
+  url: string;
+  /** Sends a request and resolves with the child's reply carrying the same id. */
+  ask<Reply extends ChildMessage>(message: ParentMessage & { id: number }): Promise<Reply>;
+  nextId(): number;
+  stop(): Promise<void>;
+}
+
+export async function startChild(name: string, modulePath: string, args: string[], execArgv: string[]): Promise<RunningChild> {
+  const child = fork(modulePath, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const pending = new Map<number, (message: ChildMessage) => void>();
+  let counter = 0;
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const onExit = (code: number | null): void => reject(new Error(`${name} exited with code ${code} before it was ready`));
+    child.once('exit', onExit);
+    child.on('message', (message: ChildMessage) => {
+      if (message.type === 'ready') {
+        child.off('exit', onExit);
+        resolveUrl(message.url);
+        return;
+      }
+      const waiter = pending.get(message.id);
+      pending.delete(message.id);
+      waiter?.(message);
+    });
+  });
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`${name} has no pid`);
+  return {
+    name,
+    process: child,
+    pid,
+    url,
+    nextId: () => ++counter,
+    ask<Reply extends ChildMessage>(message: ParentMessage & { id: number }): Promise<Reply> {
+      return new Promise((resolveReply, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${name} did not answer ${message.type}`)), 30_000);
+        pending.set(message.id, (reply) => {
+          clearTimeout(timer);
+          resolveReply(reply as Reply);
+        });
+        child.send(message);
+      });
+    },
+    stop(): Promise<void> {
+      if (child.exitCode !== null) return Promise.resolve();
+      return new Promise((resolveStop) => {
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolveStop();
+        });
+        child.send({ type: 'stop' } satisfies ParentMessage);
+      });
+    },
+  };
+}
+
+export interface ProcessStatus {
+  /** Resident set size now, bytes (VmRSS). */
+  residentBytes: number;
+  /** Peak resident set size since the process started, bytes (VmHWM). */
+  peakResidentBytes: number;
+}
+
+/** Read from the parent, so the reading costs the child nothing and covers all of its memory. */
+export function readProcessStatus(pid: number): ProcessStatus {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kilobytes = (field: string): number => {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+    if (!match?.[1]) throw new Error(`no ${field} in /proc/${pid}/status`);
+    return Number(match[1]) * 1024;
+  };
+  return { residentBytes: kilobytes('VmRSS'), peakResidentBytes: kilobytes('VmHWM') };
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system) the process has used so far, milliseconds, from /proc/<pid>/stat. */
+export function readProcessCpuMilliseconds(pid: number): number {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces) start after the last ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const userTicks = Number(fields[11]);
+  const systemTicks = Number(fields[12]);
+  return ((userTicks + systemTicks) * 1000) / CLOCK_TICKS_PER_SECOND;
+}

@@ -1,0 +1,62 @@
+/**
+ * Messages between the benchmark and its two child processes (the bridge and the mock backend),
+ * over Node's IPC channel. Bench-only: nothing here is part of the product.
+ */
+
+export interface ReadyMessage {
+  type: 'ready';
+  url: string;
+}
+
+/** Bridge child: optionally collect garbage (the child runs with --expose-gc), then report memory. */
+export interface MemoryRequest {
+  type: 'memory';
+  id: number;
+  collectGarbage: boolean;
+}
+
+export interface MemoryReply {
+  type: 'memory';
+  id: number;
+  memory: NodeJS.MemoryUsage;
+}
+
+/** Mock child: start or stop timestamping every written stream frame that carries an event token. */
+export interface RecordWritesRequest {
+  type: 'record-writes';
+  id: number;
+  enabled: boolean;
+}
+
+/** Mock child: hand over (and forget) the recorded write times. */
+export interface TakeWritesRequest {
+  type: 'take-writes';
+  id: number;
+}
+
+export interface WritesReply {
+  type: 'writes';
+  id: number;
+  /**
+   * [event index, CLOCK_MONOTONIC milliseconds] per token written. `process.hrtime` reads the
+   * system-wide monotonic clock, so the parent can compare these with its own readings.
+   */
+  writes: Array<[number, number]>;
+}
+
+export interface AcknowledgeReply {
+  type: 'acknowledge';
+  id: number;
+}
+
+export interface StopRequest {
+  type: 'stop';
+}
+
+export type ParentMessage = MemoryRequest | RecordWritesRequest | TakeWritesRequest | StopRequest;
+export type ChildMessage = ReadyMessage | MemoryReply | WritesReply | AcknowledgeReply;
+
+/** Milliseconds on the system-wide monotonic clock (the same in every process on the machine). */
+export function monotonicMilliseconds(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}

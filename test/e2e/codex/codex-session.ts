@@ -1,0 +1,405 @@
+/**
+ * Runs the real Codex CLI through the bridge against the project's mock backend (issue #6).
+ *
+ * One session = a mock Chat Completions backend (an engine profile, scripted by a responder that sees
+ * each recorded request), a bridge started in-process with its traffic collected and its exchange log
+ * written, a scratch CODEX_HOME written by our own config writer, and a scratch git workspace.
+ * `runCodex` spawns `codex exec -p <profile> --json` there with stdin closed (codex-wire.md §2).
+ *
+ * The Codex build is the pinned `@openai/codex` devDependency, or the executable named by the
+ * `CODEX_BIN` environment variable (to run the suite against another version).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { ChatFunctionTool, ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
+import type { CodexToolSurface } from '../../../src/core/codex-config/render-codex-config.ts';
+import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
+import { applyCodexConfigWrite, planCodexConfigWrite } from '../../../src/server/codex-config-file.ts';
+import { startBridgeServer, type BridgeServerConfig, type RunningBridge } from '../../../src/server/start-server.ts';
+import {
+  startMockBackend,
+  type EngineProfile,
+  type MockBackend,
+  type MockBackendOptions,
+  type MockTurn,
+  type RecordedRequest,
+} from '../../support/mock-backend/create-mock-backend.ts';
+
+const repositoryRoot = resolve(__dirname, '..', '..', '..');
+
+export const CODEX_PROFILE = 'e2e';
+export const CODEX_PROVIDER_ID = 'freeform-bridge-e2e';
+export const CODEX_MODEL = 'qwen3-coder';
+
+/** `CODEX_BIN` when set, else the pinned devDependency. */
+export function resolveCodexBinary(): string {
+  const fromEnvironment = process.env.CODEX_BIN;
+  if (fromEnvironment !== undefined && fromEnvironment !== '') return resolve(fromEnvironment);
+  return join(repositoryRoot, 'node_modules', '.bin', process.platform === 'win32' ? 'codex.cmd' : 'codex');
+}
+
+export interface CodexAvailability {
+  binary: string;
+  /** `codex-cli 0.171.0`, or null when the binary cannot run. */
+  version: string | null;
+  /** Why the suite is skipped, or false. */
+  skipReason: string | false;
+}
+
+let availability: CodexAvailability | null = null;
+
+export function checkCodexAvailability(): CodexAvailability {
+  if (availability !== null) return availability;
+  const binary = resolveCodexBinary();
+  if (!existsSync(binary)) {
+    availability = { binary, version: null, skipReason: `${binary} is missing (run npm ci, or set CODEX_BIN)` };
+    return availability;
+  }
+  const result = spawnSync(binary, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+  if (result.status !== 0) {
+    const reason = `${binary} --version failed (platform package missing?): ${(result.stderr ?? '').trim().split('\n')[0] ?? ''}`;
+    availability = { binary, version: null, skipReason: reason };
+    return availability;
+  }
+  availability = { binary, version: result.stdout.trim(), skipReason: false };
+  return availability;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What Codex printed
+
+/** One line of `codex exec --json`. */
+export interface CodexJsonEvent {
+  type: string;
+  item?: { id?: string; type: string; text?: string; command?: string; aggregated_output?: string; exit_code?: number | null; status?: string; message?: string; changes?: unknown };
+  error?: { message?: string };
+  message?: string;
+  usage?: unknown;
+  [key: string]: unknown;
+}
+
+export interface CodexRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  events: CodexJsonEvent[];
+  durationMs: number;
+  /** Text of the `agent_message` items, in order. */
+  agentMessages: string[];
+  /** The `command_execution` items Codex completed. */
+  commands: Array<NonNullable<CodexJsonEvent['item']>>;
+  /** Messages of `error` events, `turn.failed` errors and `error` items. */
+  errors: string[];
+}
+
+function parseJsonLines(stdout: string): CodexJsonEvent[] {
+  const events: CodexJsonEvent[] = [];
+  for (const line of stdout.split('\n')) {
+    const trimmed = line.trim();
+    if (!trimmed.startsWith('{')) continue;
+    try {
+      const value = JSON.parse(trimmed) as unknown;
+      if (typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string') events.push(value as CodexJsonEvent);
+    } catch {
+      // Not every stdout line is guaranteed JSON; ignore the rest.
+    }
+  }
+  return events;
+}
+
+function summariseRun(code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string, durationMs: number): CodexRun {
+  const events = parseJsonLines(stdout);
+  const completed = events.filter((event) => event.type === 'item.completed' && event.item !== undefined).map((event) => event.item!);
+  const errors: string[] = [];
+  for (const event of events) {
+    if (event.type === 'error' && typeof event.message === 'string') errors.push(event.message);
+    if (event.type === 'turn.failed' && typeof event.error?.message === 'string') errors.push(event.error.message);
+    if (event.type === 'item.completed' && event.item?.type === 'error' && typeof event.item.message === 'string') errors.push(event.item.message);
+  }
+  return {
+    code,
+    signal,
+    stdout,
+    stderr,
+    events,
+    durationMs,
+    agentMessages: completed.filter((item) => item.type === 'agent_message').map((item) => item.text ?? ''),
+    commands: completed.filter((item) => item.type === 'command_execution'),
+    errors,
+  };
+}
+
+/** A short description of a run for assertion messages. */
+export function describeRun(run: CodexRun): string {
+  const tail = (text: string): string => (text.length > 4_000 ? `…${text.slice(-4_000)}` : text);
+  return `codex exited ${run.code}${run.signal ? ` (${run.signal})` : ''} after ${run.durationMs} ms\n--- stdout ---\n${tail(run.stdout)}\n--- stderr ---\n${tail(run.stderr)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the mock received
+
+type ChatMessage = ChatRequest['messages'][number];
+
+export function chatBody(request: RecordedRequest): ChatRequest {
+  return request.body as ChatRequest;
+}
+
+export function chatRequests(backend: MockBackend): RecordedRequest[] {
+  return backend.requests.filter((request) => request.method === 'POST' && request.path === '/v1/chat/completions');
+}
+
+export function chatMessages(request: RecordedRequest): ChatMessage[] {
+  return chatBody(request).messages ?? [];
+}
+
+export interface ReplayedCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** Every assistant tool call replayed in the request, in order. */
+export function replayedCalls(request: RecordedRequest): ReplayedCall[] {
+  const calls: ReplayedCall[] = [];
+  for (const message of chatMessages(request)) {
+    if (message.role !== 'assistant' || !Array.isArray(message.tool_calls)) continue;
+    for (const call of message.tool_calls) calls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments });
+  }
+  return calls;
+}
+
+export interface ReplayedOutput {
+  toolCallId: string;
+  content: string;
+}
+
+/** Every tool message in the request, content flattened to text. */
+export function replayedOutputs(request: RecordedRequest): ReplayedOutput[] {
+  const outputs: ReplayedOutput[] = [];
+  for (const message of chatMessages(request)) {
+    if (message.role !== 'tool') continue;
+    outputs.push({ toolCallId: message.tool_call_id, content: messageText(message.content) });
+  }
+  return outputs;
+}
+
+export function messageText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content.map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
+  }
+  return '';
+}
+
+/** The last message the mock received (the newest tool output or the user prompt). */
+export function lastMessage(request: RecordedRequest): ChatMessage | undefined {
+  return chatMessages(request).at(-1);
+}
+
+/** Names of the function tools the backend was offered (the lowered names). */
+export function loweredTools(request: RecordedRequest): ChatFunctionTool[] {
+  return (chatBody(request).tools ?? []).filter((tool): tool is ChatFunctionTool => tool.type === 'function');
+}
+
+export function loweredToolNames(request: RecordedRequest): string[] {
+  return loweredTools(request).map((tool) => tool.function.name);
+}
+
+export function loweredTool(request: RecordedRequest, name: string): ChatFunctionTool | undefined {
+  return loweredTools(request).find((tool) => tool.function.name === name);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The session
+
+export interface E2eSessionOptions {
+  profile: EngineProfile;
+  surface: CodexToolSurface;
+  /** Plays the model: sees each recorded chat request, returns the turn. */
+  responder?: (request: RecordedRequest) => MockTurn | Promise<MockTurn>;
+  backend?: Partial<Omit<MockBackendOptions, 'profile'>>;
+  bridge?: Partial<Omit<BridgeServerConfig, 'backendUrl'>>;
+  /** Extra keys for the provider table, passed to Codex as `-c model_providers.<id>.<key>=<value>`. */
+  providerSettings?: Record<string, number>;
+  /** Keep the scratch folders (to look at them after a failure). */
+  keepScratch?: boolean;
+}
+
+export interface RunCodexOptions {
+  extraArguments?: string[];
+  timeoutMs?: number;
+  /** Called with each stdout/stderr chunk as it arrives (the demo's live view). */
+  onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+}
+
+export interface E2eSession {
+  backend: MockBackend;
+  bridge: RunningBridge;
+  traffic: TrafficEvent[];
+  scratch: string;
+  codexHome: string;
+  workspace: string;
+  logFile: string;
+  runCodex(prompt: string, options?: RunCodexOptions): Promise<CodexRun>;
+  /** Stops the bridge (flushing its log file) and the backend; the scratch folders stay. */
+  stopServers(): Promise<void>;
+  /** The bridge's exchange log, one record per line (call after `stopServers` for a complete file). */
+  readExchangeLog(): Array<Record<string, unknown>>;
+  /** Stops the servers and removes the scratch folders. */
+  close(): Promise<void>;
+}
+
+function runGit(workspace: string, gitArguments: string[]): void {
+  const result = spawnSync('git', gitArguments, { cwd: workspace, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (result.status !== 0) throw new Error(`git ${gitArguments.join(' ')} failed in ${workspace}: ${result.stderr}`);
+}
+
+export async function startE2eSession(options: E2eSessionOptions): Promise<E2eSession> {
+  const scratch = mkdtempSync(join(tmpdir(), `freeform-bridge-e2e-${options.surface}-`));
+  const codexHome = join(scratch, 'codex-home');
+  const workspace = join(scratch, 'workspace');
+  const logFile = join(scratch, 'bridge-exchanges.jsonl');
+  mkdirSync(workspace);
+  // A scratch git repository: Codex's git check passes without --skip-git-repo-check.
+  runGit(workspace, ['init', '-q']);
+
+  const backend = await startMockBackend({ profile: options.profile, ...options.backend });
+  if (options.responder) backend.setResponder(options.responder);
+  const traffic: TrafficEvent[] = [];
+  let bridge: RunningBridge;
+  try {
+    bridge = await startBridgeServer({
+      ...options.bridge,
+      backendUrl: backend.url,
+      logFile,
+      onTraffic: (event) => {
+        traffic.push(event);
+        options.bridge?.onTraffic?.(event);
+      },
+    });
+    const plan = await planCodexConfigWrite({
+      codexHome,
+      profile: CODEX_PROFILE,
+      providerId: CODEX_PROVIDER_ID,
+      baseUrl: `${bridge.url}/v1`,
+      model: CODEX_MODEL,
+      toolSurface: options.surface,
+      token: null,
+      contextWindow: 32_768,
+    });
+    await applyCodexConfigWrite(plan);
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
+
+  const providerArguments = Object.entries(options.providerSettings ?? {}).flatMap(([key, value]) => ['-c', `model_providers.${CODEX_PROVIDER_ID}.${key}=${value}`]);
+
+  const runCodex = (prompt: string, runOptions: RunCodexOptions = {}): Promise<CodexRun> => {
+    const { binary } = checkCodexAvailability();
+    const environment: NodeJS.ProcessEnv = { ...process.env, CODEX_HOME: codexHome };
+    delete environment.OPENAI_API_KEY;
+    delete environment.OPENAI_BASE_URL;
+    const codexArguments = [
+      'exec',
+      '-p',
+      CODEX_PROFILE,
+      '--json',
+      '--ephemeral',
+      // Root in a container: Codex's sandbox is not what is under test here.
+      '--dangerously-bypass-approvals-and-sandbox',
+      ...providerArguments,
+      ...(runOptions.extraArguments ?? []),
+      prompt,
+    ];
+    const started = Date.now();
+    // stdin closed: `codex exec` waits for EOF on a piped stdin (codex-wire.md §2).
+    const child = spawn(binary, codexArguments, { cwd: workspace, env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      stdout += text;
+      runOptions.onOutput?.('stdout', text);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      stderr += text;
+      runOptions.onOutput?.('stderr', text);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), runOptions.timeoutMs ?? 90_000);
+    return new Promise((resolvePromise, reject) => {
+      child.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        resolvePromise(summariseRun(code, signal, stdout, stderr, Date.now() - started));
+      });
+    });
+  };
+
+  let stopping: Promise<void> | null = null;
+  const stopServers = (): Promise<void> => {
+    stopping ??= (async () => {
+      await bridge.close();
+      await backend.close();
+    })();
+    return stopping;
+  };
+  let closed = false;
+  return {
+    backend,
+    bridge,
+    traffic,
+    scratch,
+    codexHome,
+    workspace,
+    logFile,
+    runCodex,
+    stopServers,
+    readExchangeLog() {
+      if (!existsSync(logFile)) return [];
+      return readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await stopServers();
+      if (!options.keepScratch && process.env.FREEFORM_BRIDGE_KEEP_E2E !== '1') rmSync(scratch, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traffic
+
+export function trafficWarnings(traffic: readonly TrafficEvent[]): Array<{ exchangeId: string; kind: string; tool: string | null; callId: string | null; detail: string }> {
+  const warnings: Array<{ exchangeId: string; kind: string; tool: string | null; callId: string | null; detail: string }> = [];
+  for (const event of traffic) {
+    if (event.type !== 'exchange-end') continue;
+    for (const warning of event.warnings) warnings.push({ exchangeId: event.exchangeId, kind: warning.kind, tool: warning.tool, callId: warning.callId, detail: warning.detail });
+  }
+  return warnings;
+}
+
+export function exchangeEnds(traffic: readonly TrafficEvent[]): Array<Extract<TrafficEvent, { type: 'exchange-end' }>> {
+  return traffic.filter((event): event is Extract<TrafficEvent, { type: 'exchange-end' }> => event.type === 'exchange-end');
+}
+
+/**
+ * Warnings every Codex session produces by design: the hosted `web_search` tool is dropped and a
+ * lowered custom tool's grammar is not enforced by the backend (once per tool).
+ */
+const EXPECTED_SESSION_WARNINGS = new Set(['hosted_tool_dropped', 'grammar_not_enforced']);
+
+export function unexpectedWarnings(traffic: readonly TrafficEvent[]): ReturnType<typeof trafficWarnings> {
+  return trafficWarnings(traffic).filter((warning) => !EXPECTED_SESSION_WARNINGS.has(warning.kind));
+}
