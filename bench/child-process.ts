@@ -9,7 +9,8 @@ import { resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 import type { ChildMessage, ParentMessage } from './child-protocol.ts';
 
-export const BENCH_DIRECTORY = import.meta.dirname;
+/** npm runs scripts from the package root, as the tests assume too. */
+export const BENCH_DIRECTORY = resolve(process.cwd(), 'bench');
 export const RESULTS_DIRECTORY = resolve(BENCH_DIRECTORY, 'results');
 const BUILD_DIRECTORY = resolve(RESULTS_DIRECTORY, 'build');
 

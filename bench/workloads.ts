@@ -8,8 +8,8 @@ import { resolve } from 'node:path';
 import { parseJson } from '../src/core/parse-json.ts';
 import { encodeAnswerMarker, type AnswerName } from './answers.ts';
 
-/** The reference pack sits beside the repository, as for the tests. */
-export const CAPTURE_DIRECTORY = resolve(import.meta.dirname, '../../shared/reference/captures');
+/** The reference pack sits beside the repository (tests find it the same way, from the package root). */
+export const CAPTURE_DIRECTORY = resolve(process.cwd(), '../shared/reference/captures');
 
 /** Codex 0.171 with apply_patch as a free-form tool: real tools, grammar and metadata. */
 const BASE_CAPTURE = 'b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req2.json';
@@ -170,10 +170,12 @@ export function createCodexRequest(options: { targetBytes: number; label: string
   // Turns of ~3 kB for the realistic request (a few of them), ~20 kB for long sessions.
   const fileCharacters = options.targetBytes > 200_000 ? 16_000 : 600;
   const history: JsonObject[] = [];
-  for (let turnNumber = 1; ; turnNumber++) {
-    const size = Buffer.byteLength(JSON.stringify({ ...body, input: [...head, ...history, ask] }));
-    if (size >= options.targetBytes * 0.97) break;
-    history.push(...createHistoryTurn(random, turnNumber, Math.min(fileCharacters, Math.max(200, Math.floor((options.targetBytes - size) * 0.8)))));
+  // Sizes add up item by item (plus a comma each), so building 10 MB stays linear.
+  let size = Buffer.byteLength(JSON.stringify({ ...body, input: [...head, ask] }));
+  for (let turnNumber = 1; size < options.targetBytes * 0.97; turnNumber++) {
+    const turn = createHistoryTurn(random, turnNumber, Math.min(fileCharacters, Math.max(200, Math.floor((options.targetBytes - size) * 0.8))));
+    for (const item of turn) size += Buffer.byteLength(JSON.stringify(item)) + 1;
+    history.push(...turn);
   }
   return finish(options.label, { ...body, input: [...head, ...history, ask] });
 }

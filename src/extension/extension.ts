@@ -30,6 +30,7 @@ export interface FreeformBridgeTestApi {
     statusBarText: string;
     statusBarTooltip: string;
     trafficLines: readonly string[];
+    trafficPanel: { open: boolean; readyCount: number };
   };
   getBridgeToken(): string;
 }
@@ -104,8 +105,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
         const freePort = await findFreePort();
         const usePort = `Use Port ${freePort}`;
         const choice = await vscode.window.showErrorMessage(`Freeform Bridge: ${error.message}.${kept} Choose another port (${settingId('port')}).`, usePort, 'Use Any Free Port', 'Open Settings');
-        if (choice === usePort) await changeSettingAndStart('port', freePort);
-        else if (choice === 'Use Any Free Port') await changeSettingAndStart('port', 0);
+        if (choice === usePort) await changeSetting('port', freePort);
+        else if (choice === 'Use Any Free Port') await changeSetting('port', 0);
         else if (choice === 'Open Settings') await openSetting('port');
         return;
       }
@@ -127,13 +128,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
     }
   };
 
-  /** Writes where the user already set it (workspace beats user), so the change really takes effect. */
-  const changeSettingAndStart = async (key: keyof BridgeSettings, value: unknown): Promise<void> => {
+  /**
+   * Writes where the user already set it (workspace beats user), so the change really takes effect.
+   * The configuration listener then restarts the bridge, or starts it after the failed start.
+   */
+  const changeSetting = async (key: keyof BridgeSettings, value: unknown): Promise<void> => {
     const configuration = vscode.workspace.getConfiguration(SETTINGS_SECTION);
     const inspected = configuration.inspect(key);
     const target = inspected?.workspaceFolderValue !== undefined ? vscode.ConfigurationTarget.WorkspaceFolder : inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
     await configuration.update(key, value, target);
-    if (controller.getStatus().kind !== 'on') await startBridge();
   };
 
   const offerConfigRewrite = async (message: string, severity: 'info' | 'warning'): Promise<void> => {
@@ -165,6 +168,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
       const running = controller.getRunningSettings();
       const before = controller.getStatus();
       const next = readBridgeSettings();
+      // After a failed start the user is most likely fixing the setting that broke it: try again.
+      if (before.kind === 'error') {
+        logger.info('settings changed after a failed start; starting again');
+        await startBridge();
+        return;
+      }
       if (!running) return;
       const changed = changedServerSettings(running, next);
       if (changed.length === 0) return;
@@ -266,6 +275,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
         statusBarText: statusBarItem.text,
         statusBarTooltip: typeof tooltip === 'string' ? tooltip : (tooltip?.value ?? ''),
         trafficLines: [...controller.getTrafficLines()],
+        trafficPanel: trafficPanel.getViewState(),
       };
     },
     getBridgeToken: () => secrets.getBridgeToken(),

@@ -17,6 +17,8 @@ const webviewMessageSchema = z.object({ type: z.literal('webview/ready') });
  */
 export class TrafficPlaceholderPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | null = null;
+  /** How often the view's script said ready: proves it runs under the CSP (the tests read it). */
+  private readyCount = 0;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly controller: BridgeController) {
@@ -43,6 +45,7 @@ export class TrafficPlaceholderPanel implements vscode.Disposable {
       (message: unknown) => {
         // The webview will render model output: treat what it says as untrusted.
         if (!webviewMessageSchema.safeParse(message).success) return;
+        this.readyCount += 1;
         // A complete snapshot on every ready (style.md §11): the view may have been reloaded.
         void panel.webview.postMessage({ type: 'traffic/lines/snapshot', lines: [...this.controller.getTrafficLines()] });
       },
@@ -52,6 +55,10 @@ export class TrafficPlaceholderPanel implements vscode.Disposable {
     panel.onDidDispose(() => {
       this.panel = null;
     });
+  }
+
+  getViewState(): { open: boolean; readyCount: number } {
+    return { open: this.panel !== null, readyCount: this.readyCount };
   }
 
   dispose(): void {

@@ -25,7 +25,8 @@ export interface WriteCodexConfigArguments {
 }
 
 export type WriteCodexConfigOutcome =
-  | { kind: 'written'; files: string[]; runCommand: string }
+  /** `previewed`: the files whose diff was shown before writing. */
+  | { kind: 'written'; files: string[]; previewed: string[]; runCommand: string }
   | { kind: 'unchanged'; files: string[]; runCommand: string }
   | { kind: 'cancelled' }
   | { kind: 'refused'; message: string };
@@ -113,12 +114,14 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
 
     // The token is shown redacted: the diff may be on a shared screen; the file itself holds it.
     const secretValues = secrets.listSecretValues();
+    const previewed: string[] = [];
     for (const file of plan.files.filter((candidate) => candidate.changed)) {
       const fileName = file.path.split(/[\\/]/).pop() ?? file.path;
       const left = createPreviewUri('current', fileName, redactSecrets(file.currentText ?? '', secretValues));
       const right = createPreviewUri('new', fileName, redactSecrets(file.newText, secretValues));
       const label = file.currentText === null ? 'new file' : 'current ↔ new';
       await vscode.commands.executeCommand('vscode.diff', left, right, `${fileName} (${label})`, { preview: false });
+      previewed.push(file.path);
     }
 
     const skipConfirmation = given.confirmed === true && dependencies.extensionMode === vscode.ExtensionMode.Test;
@@ -143,7 +146,7 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
       void vscode.window.showInformationMessage(`Freeform Bridge: wrote ${result.written.length} file(s) to ${plan.codexHome}. Run "${runCommand}" in a terminal.`, 'Copy Codex Command').then((choice) => {
         if (choice) void vscode.commands.executeCommand('freeformBridge.copyCodexCommand');
       });
-      return { kind: 'written', files: [...result.written, ...result.unchanged], runCommand };
+      return { kind: 'written', files: [...result.written, ...result.unchanged], previewed, runCommand };
     } catch (error) {
       await closePreviews();
       return refuseForError(logger, error);

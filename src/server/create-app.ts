@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES } from './error-middleware.ts';
 import { createModelsHandler } from './models-route.ts';
 import { createResponsesHandler, type ResponsesRouteDependencies } from './responses-route.ts';
+import { rejectDeeplyNestedBody, verifyUtf8Body } from './request-body-checks.ts';
 import { createSecurityMiddleware } from './security.ts';
 
 export interface AppDependencies extends ResponsesRouteDependencies {
@@ -21,11 +22,13 @@ export function createApp(dependencies: AppDependencies): Express {
   app.get('/healthz', (_request, response) => {
     response.json({ status: 'ok', name: 'freeform-bridge', version: dependencies.version, backend: dependencies.upstream.baseUrl });
   });
-  app.get('/v1/models', createModelsHandler(dependencies.upstream));
+  app.get('/v1/models', createModelsHandler(dependencies.upstream, dependencies.getSecrets));
   // Codex resends the whole history on every turn: express's 100 kB default would reject real sessions.
   app.post(
     '/v1/responses',
-    express.json({ limit: MAX_REQUEST_BODY_BYTES, strict: false }),
+    // Invalid UTF-8 and absurd nesting are refused with a 400 here (request-body-checks.ts), before lowering.
+    express.json({ limit: MAX_REQUEST_BODY_BYTES, strict: false, verify: verifyUtf8Body }),
+    rejectDeeplyNestedBody,
     createResponsesHandler(dependencies),
   );
   app.use((request, response) => {

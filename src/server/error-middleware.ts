@@ -1,8 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
 import { InvalidRequestError, UnsupportedFeatureError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
+import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { createOpenAiErrorBody, type OpenAiErrorBody } from '../core/openai-error.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
+import { INVALID_UTF8_ERROR_TYPE } from './request-body-checks.ts';
 import type { ExchangeLocals } from './responses-route.ts';
 
 /** Body-parser failures carry a `type` string and an HTTP status (express.json). */
@@ -15,6 +17,16 @@ interface BodyParserError {
 
 function isBodyParserError(error: unknown): error is BodyParserError {
   return typeof error === 'object' && error !== null && typeof (error as BodyParserError).type === 'string' && 'status' in error;
+}
+
+/**
+ * A client error http-errors made without a `type`: body-parser wraps decompression failures (a
+ * corrupt gzip or brotli body) this way. Without this they surfaced as "freeform-bridge internal error".
+ */
+function isUntypedClientHttpError(error: unknown): error is { status: number; message: string } {
+  if (typeof error !== 'object' || error === null) return false;
+  const status = (error as { status?: unknown }).status;
+  return typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: unknown }).expose === true;
 }
 
 interface MappedError {
@@ -55,12 +67,25 @@ export function mapErrorToResponse(error: unknown): MappedError {
             code: 'request_too_large',
           }),
         };
+      case INVALID_UTF8_ERROR_TYPE:
+        return {
+          status: 400,
+          body: createOpenAiErrorBody('request body is not valid UTF-8; freeform-bridge refuses it rather than replace bytes inside code and patches', {
+            code: 'invalid_utf8',
+          }),
+        };
       case 'encoding.unsupported':
       case 'charset.unsupported':
         return { status: 415, body: createOpenAiErrorBody(`unsupported request encoding: ${error.message}`, { code: 'unsupported_encoding' }) };
       default:
         return { status: error.status && error.status >= 400 && error.status < 500 ? error.status : 400, body: createOpenAiErrorBody(error.message, { code: error.type }) };
     }
+  }
+  if (isUntypedClientHttpError(error)) {
+    return {
+      status: error.status,
+      body: createOpenAiErrorBody(`request body could not be read (check its Content-Encoding): ${error.message}`, { code: 'unreadable_body' }),
+    };
   }
   const message = error instanceof Error ? error.message : String(error);
   // A bridge bug: 400 so Codex prints it instead of retrying a hidden 500 thirty times.
@@ -78,13 +103,21 @@ export function createErrorMiddleware(dependencies: { logger: Logger; onTraffic:
       return;
     }
     const mapped = mapErrorToResponse(error);
-    if (mapped.status >= 400 && !InvalidRequestError.is(error) && !UnsupportedFeatureError.is(error) && !UpstreamConnectionError.is(error) && !isBodyParserError(error)) {
+    if (
+      mapped.status >= 400 &&
+      !InvalidRequestError.is(error) &&
+      !UnsupportedFeatureError.is(error) &&
+      !UpstreamConnectionError.is(error) &&
+      !isBodyParserError(error) &&
+      !isUntypedClientHttpError(error)
+    ) {
       dependencies.logger.error('unexpected error', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
     }
     if (!locals.exchangeStarted && request.path === '/v1/responses') {
       dependencies.onTraffic({
         type: 'exchange-rejected',
-        exchangeId: locals.exchangeId ?? 'unnamed',
+        // Refused before the handler named it (bad JSON, too large): still a distinct log line.
+        exchangeId: locals.exchangeId ?? createItemId('resp'),
         startedAt: new Date().toISOString(),
         httpStatus: mapped.status,
         error: { code: mapped.body.error.code, message: mapped.body.error.message },

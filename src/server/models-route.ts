@@ -1,9 +1,10 @@
 import type { Request, Response } from 'express';
 import { mapUpstreamHttpError } from '../core/map-upstream-http-error.ts';
+import { redactSecrets } from '../core/redact-headers.ts';
 import type { UpstreamClient } from './upstream-client.ts';
 
 /** `GET /v1/models` is proxied so a user can check the bridge sees their backend's model names. */
-export function createModelsHandler(upstream: UpstreamClient) {
+export function createModelsHandler(upstream: UpstreamClient, getSecrets: () => ReadonlyArray<string | null> = () => []) {
   return async function handleModels(request: Request, response: Response): Promise<void> {
     const abortController = new AbortController();
     response.on('close', () => abortController.abort());
@@ -11,7 +12,9 @@ export function createModelsHandler(upstream: UpstreamClient) {
     const text = await upstreamResponse.text();
     if (upstreamResponse.status !== 200) {
       const mapped = mapUpstreamHttpError(upstreamResponse.status, text, { backendUrl: upstream.baseUrl, model: '(listing models)', retryAfter: null });
-      response.status(mapped.status).set(mapped.headers).json(mapped.body);
+      // A backend refusing the key may quote it back (as it can on /chat/completions): never pass it on.
+      const message = redactSecrets(mapped.body.error.message, getSecrets());
+      response.status(mapped.status).set(mapped.headers).json({ error: { ...mapped.body.error, message } });
       return;
     }
     response.status(200).type('application/json').send(text);

@@ -37,6 +37,11 @@ export interface ResponsesRouteDependencies {
   upstreamIdleTimeoutSeconds: number;
   /** Secrets that must never appear in anything we send back or log. */
   getSecrets: () => ReadonlyArray<string | null>;
+  /**
+   * Aborted when the bridge stops: every exchange still in flight ends with a clear error (a stream with
+   * `response.failed`, a JSON request with 503) and aborts its backend call, instead of a cut socket.
+   */
+  shutdownSignal?: AbortSignal;
 }
 
 /** Locals the error middleware reads when a failure happens after the SSE response was committed. */
@@ -162,6 +167,8 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
 
     // ---- writing toward Codex ----
     let keepaliveTimer: NodeJS.Timeout | null = null;
+    /** Backend silence watchdog; armed before the backend call so headers that never arrive are covered too. */
+    let watchdog: NodeJS.Timeout | null = null;
     const writeEvents = (events: ResponsesStreamEvent[]): void => {
       if (events.length === 0) return;
       const items: ResponsesOutputItem[] = [];
@@ -194,6 +201,8 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
     const stopTimers = (): void => {
       if (keepaliveTimer) clearInterval(keepaliveTimer);
       keepaliveTimer = null;
+      if (watchdog) clearTimeout(watchdog);
+      watchdog = null;
     };
 
     const finishResponse = (): void => {
@@ -230,6 +239,8 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
 
     const answerWithError = (mapped: MappedUpstreamError): void => {
       stopTimers();
+      // The watchdog or a shutdown may have answered while the error body was being read.
+      if (translator.terminated) return;
       const message = redactSecrets(mapped.body.error.message, dependencies.getSecrets());
       if (committed) {
         const code = mapped.body.error.code === 'context_length_exceeded' ? 'context_length_exceeded' : 'server_error';
@@ -240,7 +251,26 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
       endExchange('failed', mapped.status, { code: mapped.body.error.code ?? 'backend_error', message });
     };
 
+    // Bridge shutdown: answer now, then abort the backend call (its rejection finds the exchange finished).
+    const shutdownSignal = dependencies.shutdownSignal;
+    if (shutdownSignal) {
+      const onShutdown = (): void => {
+        failStream('server_error', 'freeform-bridge stopped while this request was in flight; retry once the bridge runs again');
+        abortController.abort(new Error('bridge stopping'));
+      };
+      shutdownSignal.addEventListener('abort', onShutdown, { once: true });
+      response.on('close', () => shutdownSignal.removeEventListener('abort', onShutdown));
+    }
+
     // ---- calling the backend ----
+    // The watchdog starts now, not when headers arrive: a backend (or a stuck proxy) that never sends its
+    // headers would otherwise hold the exchange forever, as undici's own timers are off.
+    if (dependencies.upstreamIdleTimeoutSeconds > 0) {
+      watchdog = setTimeout(() => {
+        abortController.abort(new Error('backend idle timeout'));
+        failStream('server_error', `backend at ${upstream.baseUrl} sent nothing for ${dependencies.upstreamIdleTimeoutSeconds} s; giving up`);
+      }, dependencies.upstreamIdleTimeoutSeconds * 1000);
+    }
     const upstreamPromise = upstream.postChatCompletions(chatRequestText, abortController.signal);
     let upstreamResponse: UpstreamResponse;
     try {
@@ -268,6 +298,8 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
         endExchange('aborted', 499, null);
         return;
       }
+      // The watchdog or a shutdown aborted the call after answering Codex; nothing more to say.
+      if (translator.terminated) return;
       if (committed) {
         const message = UpstreamConnectionError.is(error) ? error.message : `backend request failed: ${String(error)}`;
         failStream('server_error', message);
@@ -290,13 +322,7 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
     else writeEvents(translator.start());
 
     // ---- reading the backend's answer ----
-    let watchdog: NodeJS.Timeout | null = null;
-    if (dependencies.upstreamIdleTimeoutSeconds > 0) {
-      watchdog = setTimeout(() => {
-        abortController.abort(new Error('backend idle timeout'));
-        failStream('server_error', `backend at ${upstream.baseUrl} sent nothing for ${dependencies.upstreamIdleTimeoutSeconds} s; giving up`);
-      }, dependencies.upstreamIdleTimeoutSeconds * 1000);
-    }
+    watchdog?.refresh();
 
     const handleSseEvent = (event: SseEvent): boolean => {
       const parsed = parseChatStreamEvent(event);
@@ -345,7 +371,6 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
         failStream('server_error', `backend stream broke (${upstream.baseUrl}): ${error instanceof Error ? error.message : String(error)}`);
       }
     } finally {
-      if (watchdog) clearTimeout(watchdog);
       stopTimers();
       if (!translator.terminated && clientGone) endExchange('aborted', 499, null);
       // A stream left unread after an error frame or an abort would pin its socket; destroying a

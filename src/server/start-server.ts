@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import packageJson from '../../package.json';
@@ -45,6 +45,26 @@ export const DEFAULT_KEEPALIVE_SECONDS = 15;
 export const DEFAULT_COMMIT_GRACE_MS = 1500;
 export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS = 900;
 
+/** Upper bound on how long close() waits for final events to be flushed to clients. */
+const SHUTDOWN_FLUSH_MS = 1000;
+
+function waitForResponsesToFinish(responses: ReadonlySet<ServerResponse>, timeoutMs: number): Promise<void> {
+  if (responses.size === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const check = (): void => {
+      for (const response of responses) if (!response.writableFinished && !response.destroyed) return;
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(resolve, timeoutMs);
+    for (const response of responses) {
+      response.once('finish', check);
+      response.once('close', check);
+    }
+    check();
+  });
+}
+
 function formatUrlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
@@ -69,7 +89,10 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     }
   };
 
+  // Aborted by close(): in-flight exchanges answer Codex with a clear error before their sockets go.
+  const shutdownController = new AbortController();
   const app = createApp({
+    shutdownSignal: shutdownController.signal,
     upstream,
     getOptions: () => options,
     ledger: createWarningLedger(),
@@ -94,6 +117,16 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
+  });
+  /** Responses not yet handed to the OS; close() lets their final event leave before cutting sockets. */
+  const unfinishedResponses = new Set<ServerResponse>();
+  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    unfinishedResponses.add(response);
+    const forget = (): void => {
+      unfinishedResponses.delete(response);
+    };
+    response.once('finish', forget);
+    response.once('close', forget);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -126,7 +159,12 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        // Destroying the sockets fires each response's 'close', which aborts its upstream request.
+        // Every exchange in flight ends now with response.failed (or 503) naming the shutdown and aborts
+        // its backend call; a cut socket alone would leave Codex with "stream closed" and no reason.
+        shutdownController.abort();
+        await waitForResponsesToFinish(unfinishedResponses, SHUTDOWN_FLUSH_MS);
+        // Whatever is left (requests still uploading, idle keep-alive sockets) is cut; each response's
+        // 'close' aborts its upstream request.
         for (const socket of sockets) socket.destroy();
         await closed;
         await upstream.close();

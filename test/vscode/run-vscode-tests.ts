@@ -47,32 +47,22 @@ async function recordStatusBarTexts(page: Page): Promise<void> {
 const userActions: string[] = [];
 
 /**
- * Plays the user for the suite's interactive test (run with FREEFORM_BRIDGE_VSCODE_UI_DRIVER=1):
- * takes the first item of the extension's quick picks and confirms its modal "Write" dialog, but
- * only once the diff of the profile is open, as a user would see it. Polled with the status bar.
+ * Plays the user for the suite's interactive test (which runs only with FREEFORM_BRIDGE_VSCODE_UI_DRIVER=1):
+ * takes the first item of each of the extension's quick picks. Modal dialogs cannot be answered
+ * this way: the workbench refuses to show them while extension tests run.
  */
-async function answerExtensionDialogs(page: Page): Promise<void> {
+async function answerExtensionQuickPicks(page: Page): Promise<void> {
   try {
     const quickInput = page.locator('.quick-input-widget');
-    if (await quickInput.isVisible()) {
-      const title = (await quickInput.locator('.quick-input-title').innerText({ timeout: 500 })).trim();
-      if (!title.startsWith('Freeform Bridge:')) return;
-      const firstRow = quickInput.locator('.quick-input-list .monaco-list-row').first();
-      await firstRow.waitFor({ timeout: 2_000 });
-      const label = (await firstRow.innerText()).split('\n')[0];
-      await page.keyboard.press('Enter');
-      userActions.push(`picked "${label}" in "${title}"`);
-      await quickInput.waitFor({ state: 'hidden', timeout: 2_000 }).catch(() => undefined);
-      return;
-    }
-    const dialog = page.locator('.monaco-dialog-box');
-    if (!(await dialog.isVisible())) return;
-    const message = await dialog.locator('.dialog-message-text').innerText({ timeout: 500 });
-    if (!message.includes('Write the Codex profile')) return;
-    if ((await page.locator('.tabs-container .tab', { hasText: 'freeform-bridge.config.toml' }).count()) === 0) return;
-    await dialog.locator('.monaco-button', { hasText: /^Write$/ }).click({ timeout: 2_000 });
-    userActions.push('saw the diff of freeform-bridge.config.toml and clicked "Write"');
-    await dialog.waitFor({ state: 'hidden', timeout: 2_000 }).catch(() => undefined);
+    if (!(await quickInput.isVisible())) return;
+    const title = (await quickInput.locator('.quick-input-title').innerText({ timeout: 500 })).trim();
+    if (!title.startsWith('Freeform Bridge:')) return;
+    const firstRow = quickInput.locator('.quick-input-list .monaco-list-row').first();
+    await firstRow.waitFor({ timeout: 2_000 });
+    const label = (await firstRow.locator('.label-name').first().innerText({ timeout: 500 })).trim();
+    await page.keyboard.press('Enter');
+    userActions.push(`picked "${label}" in "${title}"`);
+    await quickInput.waitFor({ state: 'hidden', timeout: 2_000 }).catch(() => undefined);
   } catch {
     // The workbench re-rendered between two steps; the next round looks again.
   }
@@ -143,7 +133,7 @@ async function main(): Promise<never> {
     const deadline = Date.now() + timeoutMs;
     while (exitCode === null && Date.now() < deadline) {
       await recordStatusBarTexts(page);
-      await answerExtensionDialogs(page);
+      await answerExtensionQuickPicks(page);
       await new Promise((wake) => setTimeout(wake, 200));
     }
   } catch (error) {

@@ -7,6 +7,7 @@ import { createToolCallId } from '../../support/mock-backend/prepare-turn.ts';
 import {
   chatRequests,
   checkCodexAvailability,
+  codexSuiteTitle,
   describeRun,
   exchangeEnds,
   lastMessage,
@@ -73,7 +74,7 @@ function writeOriginalFiles(workspace: string): void {
 }
 
 for (const profile of ['vllm-hermes', 'vllm-qwen3coder'] as const satisfies readonly EngineProfile[]) {
-  describe(`real Codex, freeform surface, ${profile}`, { skip: skipReason, timeout: 120_000 }, () => {
+  describe(codexSuiteTitle(`freeform surface, ${profile}`), { skip: skipReason, timeout: 120_000 }, () => {
     it('apply_patch adds and updates files exactly as the patch says', async (context) => {
       // The XML parser cuts a parameter at `</parameter>` (backends.md §7): that byte run cannot pass
       // through a qwen3_coder backend at all, whatever the bridge does.
@@ -119,7 +120,7 @@ for (const profile of ['vllm-hermes', 'vllm-qwen3coder'] as const satisfies read
   });
 }
 
-describe('real Codex, freeform surface, malformed patch', { skip: skipReason, timeout: 120_000 }, () => {
+describe(codexSuiteTitle('freeform surface, malformed patch'), { skip: skipReason, timeout: 120_000 }, () => {
   it('Codex reports the error to the model, the traffic and log show grammar_mismatch, the next turn recovers', async (context) => {
     const profile: EngineProfile = 'vllm-qwen3coder';
     const badCallId = createToolCallId(profile, false);

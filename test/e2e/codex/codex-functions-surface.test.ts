@@ -5,6 +5,7 @@ import type { EngineProfile } from '../../support/mock-backend/create-mock-backe
 import {
   chatRequests,
   checkCodexAvailability,
+  codexSuiteTitle,
   describeRun,
   exchangeEnds,
   lastMessage,
@@ -25,7 +26,7 @@ const { skipReason } = checkCodexAvailability();
 const ANSWER = 'The command printed “hello from exec ✓” — done.';
 
 for (const profile of ['vllm-hermes', 'vllm-qwen3coder'] as const satisfies readonly EngineProfile[]) {
-  describe(`real Codex, functions surface, ${profile}`, { skip: skipReason, timeout: 120_000 }, () => {
+  describe(codexSuiteTitle(`functions surface, ${profile}`), { skip: skipReason, timeout: 120_000 }, () => {
     it('exec_command runs, its output is replayed, the answer is Codex’s final message', async () => {
       const callId = createToolCallId(profile, false);
       const session = await startE2eSession({

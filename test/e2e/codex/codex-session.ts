@@ -67,6 +67,12 @@ export function checkCodexAvailability(): CodexAvailability {
   return availability;
 }
 
+/** Suite titles name the Codex build under test: `real Codex (codex-cli 0.171.0)`. */
+export function codexSuiteTitle(title: string): string {
+  const { version } = checkCodexAvailability();
+  return `real Codex (${version ?? 'unavailable'}), ${title}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // What Codex printed
 

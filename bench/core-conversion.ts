@@ -1,0 +1,95 @@
+/**
+ * The core alone, in this process: what the bridge does to a request body (JSON parse, lower,
+ * serialise) and to an answer (SSE decode, chunk parse, translate, SSE encode), with no network.
+ */
+import { resolveBridgeOptions } from '../src/core/bridge-options.ts';
+import { createGrammarCache } from '../src/core/grammar/grammar-cache.ts';
+import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../src/core/lower/convert-responses-request-to-chat-request.ts';
+import { parseJson } from '../src/core/parse-json.ts';
+import { SseDecoder, parseChatStreamEvent } from '../src/core/sse/sse-decoder.ts';
+import { encodeSseEvent } from '../src/core/sse/sse-encoder.ts';
+import { ChatStreamTranslator } from '../src/core/stream/chat-stream-to-responses-events.ts';
+import { createWarningLedger } from '../src/core/warnings.ts';
+import { monotonicMilliseconds } from './child-protocol.ts';
+import { summarize, type Summary } from './statistics.ts';
+
+const options = resolveBridgeOptions();
+// One ledger and one grammar cache per process, as the server keeps them.
+const ledger = createWarningLedger();
+const grammarCache = createGrammarCache();
+
+export function lowerRequestBody(text: string): LoweredRequest {
+  const parsed = parseJson(text);
+  if (!parsed.success) throw new Error('bench request is not JSON');
+  return convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache });
+}
+
+/** Lifts a whole backend SSE answer the way the route does; returns the bytes sent toward Codex. */
+export function liftAnswer(answerSse: Buffer, lowered: LoweredRequest): number {
+  const translator = new ChatStreamTranslator({ responseId: 'resp_bench', model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap, grammarCache });
+  const decoder = new SseDecoder();
+  let bytes = 0;
+  const write = (events: ReturnType<ChatStreamTranslator['push']>): void => {
+    let text = '';
+    for (const event of events) text += encodeSseEvent(event);
+    bytes += text.length;
+  };
+  write(translator.start());
+  for (const event of [...decoder.push(answerSse), ...decoder.end()]) {
+    const parsed = parseChatStreamEvent(event);
+    if (parsed.kind === 'chunk') write(translator.push(parsed.chunk));
+  }
+  write(translator.finish());
+  if (translator.finalResponse?.status !== 'completed') throw new Error(`bench lift ended ${translator.finalResponse?.status ?? 'without a terminal event'}`);
+  return bytes;
+}
+
+export interface CoreTimings {
+  parse: Summary;
+  lower: Summary;
+  serialise: Summary;
+  /** parse + lower + serialise: everything done to the body before it goes upstream. */
+  requestTotal: Summary;
+  lift: Summary;
+}
+
+export function measureCoreConversion(requestText: string, answerSse: Buffer, iterations: number, warmup: number): CoreTimings {
+  const samples = { parse: [] as number[], lower: [] as number[], serialise: [] as number[], requestTotal: [] as number[], lift: [] as number[] };
+  for (let iteration = 0; iteration < warmup + iterations; iteration++) {
+    const started = monotonicMilliseconds();
+    const parsed = parseJson(requestText);
+    const parsedAt = monotonicMilliseconds();
+    if (!parsed.success) throw new Error('bench request is not JSON');
+    const lowered = convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache });
+    const loweredAt = monotonicMilliseconds();
+    const serialised = JSON.stringify(lowered.chatRequest);
+    const serialisedAt = monotonicMilliseconds();
+    liftAnswer(answerSse, lowered);
+    const liftedAt = monotonicMilliseconds();
+    if (serialised.length === 0) throw new Error('empty lowered request');
+    if (iteration < warmup) continue;
+    samples.parse.push(parsedAt - started);
+    samples.lower.push(loweredAt - parsedAt);
+    samples.serialise.push(serialisedAt - loweredAt);
+    samples.requestTotal.push(serialisedAt - started);
+    samples.lift.push(liftedAt - serialisedAt);
+  }
+  return {
+    parse: summarize(samples.parse),
+    lower: summarize(samples.lower),
+    serialise: summarize(samples.serialise),
+    requestTotal: summarize(samples.requestTotal),
+    lift: summarize(samples.lift),
+  };
+}
+
+/** Lift cost per event of a long answer (core only). */
+export function measureLiftPerEvent(answerSse: Buffer, lowered: LoweredRequest, events: number, iterations: number): Summary {
+  const samples: number[] = [];
+  for (let iteration = 0; iteration < iterations + 2; iteration++) {
+    const started = monotonicMilliseconds();
+    liftAnswer(answerSse, lowered);
+    if (iteration >= 2) samples.push((monotonicMilliseconds() - started) / events);
+  }
+  return summarize(samples);
+}

@@ -1,0 +1,555 @@
+/**
+ * `npm run bench`: the bridge against the project's mock backend on loopback, side by side with
+ * direct Chat Completions calls in the same run (interleaved, so machine noise hits both sides).
+ *
+ *   direct = this process posts the lowered Chat request straight to the mock;
+ *   bridge = this process posts the Responses request to the bridge, which posts to the same mock.
+ *
+ * The bridge and the mock each run in a child process of their own (bundled like dist/cli.js), so
+ * the bridge's RSS and CPU can be read from /proc without the client's or the mock's. Results go to
+ * bench/results/latest.json; the exit code is 0 even when a target is missed (this is a report).
+ *
+ * Options: --quick (fewer iterations, for a fast look), --cpu-prof (write a V8 CPU profile of the
+ * bridge child to bench/results/profiles/), --no-validate (mock skips vLLM request validation).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseJson } from '../src/core/parse-json.ts';
+import { LONG_ANSWER_EVENTS, type AnswerName } from './answers.ts';
+import { bundleChildren, readProcessCpuMilliseconds, readProcessStatus, RESULTS_DIRECTORY, startChild, type RunningChild } from './child-process.ts';
+import type { MemoryReply, WritesReply } from './child-protocol.ts';
+import { lowerRequestBody, measureCoreConversion, measureLiftPerEvent, type CoreTimings } from './core-conversion.ts';
+import { createClientAgent, postForText, postStreamTimed, postTimed, type Endpoint, type TimedStream } from './http-client.ts';
+import { formatBytes, formatMegabytes, formatMilliseconds, renderTable, type ReportRow } from './report.ts';
+import { roundSummary, summarize, type Summary } from './statistics.ts';
+import { createCodexRequest, KILOBYTE, MEGABYTE } from './workloads.ts';
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    'cpu-prof': { type: 'boolean' },
+    'no-validate': { type: 'boolean' },
+  },
+});
+const quick = flags.quick === true;
+
+/** Iteration counts: bounded so the whole run stays near two minutes on a 2-core machine. */
+const settings = {
+  nonStreamPairs: { '50 kB': quick ? 150 : 800, '2 MB': quick ? 10 : 40, '10 MB': quick ? 4 : 12 },
+  nonStreamWarmup: { '50 kB': 100, '2 MB': 4, '10 MB': 2 },
+  firstDeltaPairs: quick ? 150 : 600,
+  burstPairs: quick ? 6 : 20,
+  pacedPairs: quick ? 1 : 2,
+  throughputClients: 32,
+  throughputWindowSeconds: quick ? 1.5 : 3,
+  throughputRounds: 2,
+  memoryRequests: quick ? 100 : 500,
+  memoryConcurrency: 4,
+  coreIterations: { '50 kB': quick ? 100 : 400, '2 MB': quick ? 5 : 20, '10 MB': quick ? 3 : 8 },
+} as const;
+
+type SizeLabel = '50 kB' | '2 MB' | '10 MB';
+const SIZES: ReadonlyArray<{ label: SizeLabel; bytes: number }> = [
+  { label: '50 kB', bytes: 50 * KILOBYTE },
+  { label: '2 MB', bytes: 2 * MEGABYTE },
+  { label: '10 MB', bytes: 10 * MEGABYTE },
+];
+
+function progress(text: string): void {
+  process.stderr.write(`[bench] ${text}\n`);
+}
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolveSleep) => setTimeout(resolveSleep, milliseconds));
+}
+
+// ---------- the two sides of one workload ----------
+
+interface Workload {
+  label: string;
+  /** The Responses request (to the bridge). */
+  bridgeBody: Buffer;
+  /** The lowered Chat request (to the mock directly): what the bridge itself would send upstream. */
+  directBody: Buffer;
+  requestBytes: number;
+}
+
+function createWorkload(label: string, targetBytes: number, answer: AnswerName, stream: boolean): Workload {
+  const request = createCodexRequest({ targetBytes, label, answer, stream });
+  const lowered = lowerRequestBody(request.text);
+  // Non-streaming direct calls ask the backend for one JSON body, as a plain Chat client would.
+  const chatRequest = stream ? lowered.chatRequest : { ...lowered.chatRequest, stream: false, stream_options: undefined };
+  return { label, bridgeBody: Buffer.from(request.text), directBody: Buffer.from(JSON.stringify(chatRequest)), requestBytes: request.bytes };
+}
+
+interface Sides {
+  direct: Endpoint;
+  bridge: Endpoint;
+}
+
+/** Runs `count` pairs after `warmup` unrecorded ones, alternating which side goes first. */
+async function measurePairs<T>(count: number, warmup: number, direct: () => Promise<T>, bridge: () => Promise<T>): Promise<Array<{ direct: T; bridge: T }>> {
+  const pairs: Array<{ direct: T; bridge: T }> = [];
+  for (let index = 0; index < warmup + count; index++) {
+    let directResult: T;
+    let bridgeResult: T;
+    if (index % 2 === 0) {
+      directResult = await direct();
+      bridgeResult = await bridge();
+    } else {
+      bridgeResult = await bridge();
+      directResult = await direct();
+    }
+    if (index >= warmup) pairs.push({ direct: directResult, bridge: bridgeResult });
+  }
+  return pairs;
+}
+
+function expectOk(status: number, what: string): void {
+  if (status !== 200) throw new Error(`${what} answered HTTP ${status}`);
+}
+
+interface AddedLatency {
+  direct: Summary;
+  bridge: Summary;
+  /** Per pair: bridge − direct. */
+  added: Summary;
+}
+
+function compare(directValues: number[], bridgeValues: number[]): AddedLatency {
+  return {
+    direct: summarize(directValues),
+    bridge: summarize(bridgeValues),
+    added: summarize(bridgeValues.map((value, index) => value - (directValues[index] as number))),
+  };
+}
+
+// ---------- checks before timing anything ----------
+
+async function checkAnswers(sides: Sides, workloads: { nonStream: Workload; stream: Workload; long: Workload }): Promise<Buffer> {
+  const direct = await postForText(sides.direct, workloads.nonStream.directBody);
+  expectOk(direct.status, `direct check (${direct.text.slice(0, 300)})`);
+  const bridge = await postForText(sides.bridge, workloads.nonStream.bridgeBody);
+  expectOk(bridge.status, `bridge check (${bridge.text.slice(0, 300)})`);
+  const parsed = parseJson(bridge.text);
+  const output = parsed.success ? (parsed.value as { status?: string; output?: Array<{ type?: string; name?: string }> }) : null;
+  if (output?.status !== 'completed' || !output.output?.some((item) => item.type === 'custom_tool_call' && item.name === 'apply_patch')) {
+    throw new Error(`the bridge did not lift apply_patch into a custom_tool_call: ${bridge.text.slice(0, 500)}`);
+  }
+  const streamed = await postForText(sides.bridge, workloads.stream.bridgeBody);
+  if (!streamed.text.includes('"type":"response.completed"') || !streamed.text.includes('"type":"custom_tool_call"')) {
+    throw new Error(`the bridge's stream did not complete with a custom_tool_call: ${streamed.text.slice(-500)}`);
+  }
+  const long = await postStreamTimed(sides.bridge, workloads.long.bridgeBody, 'bridge', true);
+  const missing = long.tokenArrivals.filter((value) => Number.isNaN(value)).length;
+  if (missing > 0) throw new Error(`the bridge's long stream lost ${missing} of ${LONG_ANSWER_EVENTS} events`);
+  // The backend's own stream for the short answer, kept for the core lift benchmark.
+  const answer = await postForText(sides.direct, workloads.stream.directBody);
+  expectOk(answer.status, 'direct stream check');
+  return Buffer.from(answer.text);
+}
+
+// ---------- phases ----------
+
+async function measureNonStream(sides: Sides, workload: Workload, count: number, warmup: number): Promise<AddedLatency> {
+  const pairs = await measurePairs(
+    count,
+    warmup,
+    () => postTimed(sides.direct, workload.directBody),
+    () => postTimed(sides.bridge, workload.bridgeBody),
+  );
+  for (const pair of pairs) {
+    expectOk(pair.direct.status, `direct ${workload.label}`);
+    expectOk(pair.bridge.status, `bridge ${workload.label}`);
+  }
+  return compare(pairs.map((pair) => pair.direct.elapsedMs), pairs.map((pair) => pair.bridge.elapsedMs));
+}
+
+async function measureStreams(sides: Sides, workload: Workload, count: number, warmup: number): Promise<Array<{ direct: TimedStream; bridge: TimedStream }>> {
+  const pairs = await measurePairs(
+    count,
+    warmup,
+    () => postStreamTimed(sides.direct, workload.directBody, 'direct', false),
+    () => postStreamTimed(sides.bridge, workload.bridgeBody, 'bridge', false),
+  );
+  for (const pair of pairs) {
+    expectOk(pair.direct.status, `direct stream ${workload.label}`);
+    expectOk(pair.bridge.status, `bridge stream ${workload.label}`);
+  }
+  return pairs;
+}
+
+interface PacedResult {
+  direct: Summary;
+  bridge: Summary;
+  /** Per event index of paired runs: bridge latency − direct latency. */
+  added: Summary;
+}
+
+/** Each event's latency from the mock's write() to this process's read, direct and through the bridge. */
+async function measurePacedEvents(sides: Sides, mock: RunningChild, workload: Workload, count: number): Promise<PacedResult> {
+  const run = async (side: 'direct' | 'bridge'): Promise<Float64Array> => {
+    await mock.ask({ type: 'record-writes', id: mock.nextId(), enabled: true });
+    const stream = await postStreamTimed(sides[side], side === 'direct' ? workload.directBody : workload.bridgeBody, side, true);
+    expectOk(stream.status, `${side} paced stream`);
+    const reply = await mock.ask<WritesReply>({ type: 'take-writes', id: mock.nextId() });
+    await mock.ask({ type: 'record-writes', id: mock.nextId(), enabled: false });
+    const latencies = new Float64Array(LONG_ANSWER_EVENTS).fill(Number.NaN);
+    for (const [index, writtenAt] of reply.writes) latencies[index] = (stream.tokenArrivals[index] as number) - writtenAt;
+    return latencies;
+  };
+  const pairs = await measurePairs(count, 0, () => run('direct'), () => run('bridge'));
+  const direct: number[] = [];
+  const bridge: number[] = [];
+  const added: number[] = [];
+  for (const pair of pairs) {
+    for (let index = 0; index < LONG_ANSWER_EVENTS; index++) {
+      const directLatency = pair.direct[index] as number;
+      const bridgeLatency = pair.bridge[index] as number;
+      if (Number.isNaN(directLatency) || Number.isNaN(bridgeLatency)) continue;
+      direct.push(directLatency);
+      bridge.push(bridgeLatency);
+      added.push(bridgeLatency - directLatency);
+    }
+  }
+  return { direct: summarize(direct), bridge: summarize(bridge), added: summarize(added) };
+}
+
+interface LoadWindow {
+  requests: number;
+  seconds: number;
+  requestsPerSecond: number;
+  latency: Summary;
+  /** CPU milliseconds per request, per process, over the window. */
+  cpuPerRequest: { bridge: number; mock: number; client: number };
+  /** Share of one core each process used over the window. */
+  coreShare: { bridge: number; mock: number; client: number };
+}
+
+async function runLoad(endpoint: Endpoint, body: Buffer, clients: number, seconds: number, pids: { bridge: number; mock: number }): Promise<LoadWindow> {
+  const latencies: number[] = [];
+  const cpuBefore = { bridge: readProcessCpuMilliseconds(pids.bridge), mock: readProcessCpuMilliseconds(pids.mock), client: process.cpuUsage() };
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < deadline) {
+      const result = await postTimed(endpoint, body);
+      expectOk(result.status, `load on ${endpoint.url}`);
+      latencies.push(result.elapsedMs);
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, worker));
+  const elapsedSeconds = (performance.now() - started) / 1000;
+  const clientCpu = process.cpuUsage(cpuBefore.client);
+  const used = {
+    bridge: readProcessCpuMilliseconds(pids.bridge) - cpuBefore.bridge,
+    mock: readProcessCpuMilliseconds(pids.mock) - cpuBefore.mock,
+    client: (clientCpu.user + clientCpu.system) / 1000,
+  };
+  const requests = latencies.length;
+  return {
+    requests,
+    seconds: elapsedSeconds,
+    requestsPerSecond: requests / elapsedSeconds,
+    latency: summarize(latencies),
+    cpuPerRequest: { bridge: used.bridge / requests, mock: used.mock / requests, client: used.client / requests },
+    coreShare: { bridge: used.bridge / (elapsedSeconds * 1000), mock: used.mock / (elapsedSeconds * 1000), client: used.client / (elapsedSeconds * 1000) },
+  };
+}
+
+interface ThroughputResult {
+  direct: LoadWindow[];
+  bridge: LoadWindow[];
+  directRequestsPerSecond: number;
+  bridgeRequestsPerSecond: number;
+  ratio: number;
+}
+
+async function measureThroughput(sides: Sides, workload: Workload, pids: { bridge: number; mock: number }): Promise<ThroughputResult> {
+  const { throughputClients: clients, throughputWindowSeconds: seconds, throughputRounds: rounds } = settings;
+  // Warm both paths (JIT, sockets) without recording.
+  await runLoad(sides.direct, workload.directBody, clients, 0.5, pids);
+  await runLoad(sides.bridge, workload.bridgeBody, clients, 0.5, pids);
+  const direct: LoadWindow[] = [];
+  const bridge: LoadWindow[] = [];
+  for (let round = 0; round < rounds; round++) {
+    // Alternate the order per round so a slow moment of the machine does not favour one side.
+    if (round % 2 === 0) {
+      direct.push(await runLoad(sides.direct, workload.directBody, clients, seconds, pids));
+      bridge.push(await runLoad(sides.bridge, workload.bridgeBody, clients, seconds, pids));
+    } else {
+      bridge.push(await runLoad(sides.bridge, workload.bridgeBody, clients, seconds, pids));
+      direct.push(await runLoad(sides.direct, workload.directBody, clients, seconds, pids));
+    }
+  }
+  const rate = (windows: LoadWindow[]): number => windows.reduce((sum, window) => sum + window.requests, 0) / windows.reduce((sum, window) => sum + window.seconds, 0);
+  const directRequestsPerSecond = rate(direct);
+  const bridgeRequestsPerSecond = rate(bridge);
+  return { direct, bridge, directRequestsPerSecond, bridgeRequestsPerSecond, ratio: bridgeRequestsPerSecond / directRequestsPerSecond };
+}
+
+interface MemoryResult {
+  requests: number;
+  requestBytes: number;
+  before: { residentBytes: number; heapUsedBytes: number };
+  after: { residentBytes: number; heapUsedBytes: number };
+  /** VmHWM of the bridge process (it started fresh for this phase). */
+  peakResidentBytes: number;
+  growthBytes: number;
+}
+
+async function measureMemory(bridgeModule: string, execArgv: string[], mockUrl: string, workload: Workload): Promise<MemoryResult> {
+  // A fresh bridge, so VmHWM is this phase's peak and nothing earlier is counted.
+  const bridge = await startChild('bridge (memory)', bridgeModule, ['--backend', mockUrl], execArgv);
+  const agent = createClientAgent(settings.memoryConcurrency);
+  const endpoint: Endpoint = { url: `${bridge.url}/v1/responses`, dispatcher: agent };
+  const reading = async (): Promise<{ residentBytes: number; heapUsedBytes: number }> => {
+    const reply = await bridge.ask<MemoryReply>({ type: 'memory', id: bridge.nextId(), collectGarbage: true });
+    // Let freed pages go back before /proc is read.
+    await sleep(200);
+    return { residentBytes: readProcessStatus(bridge.pid).residentBytes, heapUsedBytes: reply.memory.heapUsed };
+  };
+  try {
+    // Warm-up: code compiled, sockets pooled, buffers sized, as in a session already under way.
+    for (let index = 0; index < 10; index++) expectOk((await postTimed(endpoint, workload.bridgeBody)).status, 'memory warm-up');
+    const before = await reading();
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < settings.memoryRequests) {
+        next += 1;
+        expectOk((await postTimed(endpoint, workload.bridgeBody)).status, 'memory load');
+      }
+    };
+    await Promise.all(Array.from({ length: settings.memoryConcurrency }, worker));
+    const peakResidentBytes = readProcessStatus(bridge.pid).peakResidentBytes;
+    const after = await reading();
+    return {
+      requests: settings.memoryRequests,
+      requestBytes: workload.requestBytes,
+      before,
+      after,
+      peakResidentBytes,
+      growthBytes: after.residentBytes - before.residentBytes,
+    };
+  } finally {
+    await agent.close();
+    await bridge.stop();
+  }
+}
+
+// ---------- main ----------
+
+interface Results {
+  core: Record<SizeLabel, CoreTimings>;
+  liftPerEvent: Summary;
+  nonStream: Record<SizeLabel, AddedLatency>;
+  firstDelta: AddedLatency;
+  burst: { firstDelta: AddedLatency; total: AddedLatency; addedPerEvent: Summary };
+  paced: PacedResult;
+  throughput: ThroughputResult;
+  memory: MemoryResult;
+}
+
+function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): ReportRow[] {
+  const rows: ReportRow[] = [];
+  const row = (section: string, measurement: string, target: string | null, actual: string, passed: boolean | null): void => {
+    rows.push({ section, measurement, target, actual, passed });
+  };
+  const added = (value: number): string => formatMilliseconds(value);
+  const sides = (latency: AddedLatency, key: 'p50' | 'p99'): string => `${added(latency.added[key])} (direct ${formatMilliseconds(latency.direct[key])}, bridge ${formatMilliseconds(latency.bridge[key])})`;
+
+  const small = results.nonStream['50 kB'];
+  row('non-streaming', `added p50, Codex request ${formatBytes(requestBytes['50 kB'])}`, '≤ 0.5 ms', sides(small, 'p50'), small.added.p50 <= 0.5);
+  row('non-streaming', `added p99, Codex request ${formatBytes(requestBytes['50 kB'])}`, '≤ 3 ms', sides(small, 'p99'), small.added.p99 <= 3);
+  for (const label of ['2 MB', '10 MB'] as const) {
+    const latency = results.nonStream[label];
+    row('non-streaming', `added p50, session ${formatBytes(requestBytes[label])}`, null, sides(latency, 'p50'), null);
+    row('non-streaming', `added p99, session ${formatBytes(requestBytes[label])} (${latency.added.count} pairs)`, null, sides(latency, 'p99'), null);
+  }
+
+  const firstDelta = results.firstDelta;
+  row('streaming', 'added time to first delta, p50', '≤ 1 ms', sides(firstDelta, 'p50'), firstDelta.added.p50 <= 1);
+  row('streaming', 'added time to first delta, p99', null, sides(firstDelta, 'p99'), null);
+  const paced = results.paced;
+  row(
+    'streaming',
+    `added per-event latency p50 (${LONG_ANSWER_EVENTS} events, 1 per ms)`,
+    '≤ 0.2 ms',
+    `${added(paced.added.p50)} (direct ${formatMilliseconds(paced.direct.p50)}, bridge ${formatMilliseconds(paced.bridge.p50)})`,
+    paced.added.p50 <= 0.2,
+  );
+  row('streaming', 'added per-event latency p99', null, `${added(paced.added.p99)} (direct ${formatMilliseconds(paced.direct.p99)}, bridge ${formatMilliseconds(paced.bridge.p99)})`, null);
+  row(
+    'streaming',
+    `added stream time per event, burst of ${LONG_ANSWER_EVENTS} (p50)`,
+    null,
+    `${added(results.burst.addedPerEvent.p50)} (whole stream: direct ${formatMilliseconds(results.burst.total.direct.p50)}, bridge ${formatMilliseconds(results.burst.total.bridge.p50)})`,
+    null,
+  );
+
+  const throughput = results.throughput;
+  const lastBridge = throughput.bridge[throughput.bridge.length - 1];
+  row(
+    'throughput',
+    `bridge / direct, ${settings.throughputClients} concurrent clients`,
+    '≥ 0.5',
+    `${throughput.ratio.toFixed(2)} (${throughput.bridgeRequestsPerSecond.toFixed(0)} vs ${throughput.directRequestsPerSecond.toFixed(0)} req/s)`,
+    throughput.ratio >= 0.5,
+  );
+  if (lastBridge) {
+    const cpu = throughput.bridge.reduce((sum, window) => sum + window.cpuPerRequest.bridge, 0) / throughput.bridge.length;
+    row('throughput', 'bridge CPU per request (under load)', null, formatMilliseconds(cpu), null);
+  }
+
+  for (const { label } of SIZES) {
+    const core = results.core[label];
+    const total = `parse ${formatMilliseconds(core.parse.p50)} + lower ${formatMilliseconds(core.lower.p50)} + serialise ${formatMilliseconds(core.serialise.p50)}; lift ${formatMilliseconds(core.lift.p50)}`;
+    if (label === '10 MB') row('core conversion (p50)', `10 MB request lowered (parse + lower + serialise)`, '≤ 100 ms', `${formatMilliseconds(core.requestTotal.p50)} (${total})`, core.requestTotal.p50 <= 100);
+    else row('core conversion (p50)', `${label} request (parse + lower + serialise)`, null, `${formatMilliseconds(core.requestTotal.p50)} (${total})`, null);
+  }
+  row('core conversion (p50)', 'lift per event (SSE decode, chunk parse, translate, encode)', null, formatMilliseconds(results.liftPerEvent.p50), null);
+
+  const memory = results.memory;
+  row('memory', `RSS growth after ${memory.requests} × ${formatBytes(memory.requestBytes)} (after GC)`, '≤ 50 MB', `${formatMegabytes(memory.growthBytes)} (${formatMegabytes(memory.before.residentBytes)} → ${formatMegabytes(memory.after.residentBytes)})`, memory.growthBytes <= 50 * 1024 * 1024);
+  row('memory', 'peak RSS during those requests', null, formatMegabytes(memory.peakResidentBytes), null);
+  return rows;
+}
+
+function roundLatency(latency: AddedLatency): AddedLatency {
+  return { direct: roundSummary(latency.direct), bridge: roundSummary(latency.bridge), added: roundSummary(latency.added) };
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const loadBefore = loadavg();
+  progress(`building workloads and child bundles${quick ? ' (quick mode)' : ''}`);
+  const bundles = await bundleChildren();
+  const profileDirectory = resolve(RESULTS_DIRECTORY, 'profiles');
+  const bridgeExecArgv = ['--expose-gc'];
+  if (flags['cpu-prof']) {
+    mkdirSync(profileDirectory, { recursive: true });
+    bridgeExecArgv.push('--cpu-prof', `--cpu-prof-dir=${profileDirectory}`);
+  }
+
+  const nonStream = Object.fromEntries(SIZES.map(({ label, bytes }) => [label, createWorkload(label, bytes, 'short', false)])) as Record<SizeLabel, Workload>;
+  const stream = createWorkload('50 kB stream', 50 * KILOBYTE, 'short', true);
+  const burst = createWorkload('50 kB stream, 2000 events', 50 * KILOBYTE, 'events-2000', true);
+  const paced = createWorkload('50 kB stream, 2000 paced events', 50 * KILOBYTE, 'events-2000-paced', true);
+  const sessionStream = createWorkload('2 MB stream', 2 * MEGABYTE, 'short', true);
+  const requestBytes = Object.fromEntries(SIZES.map(({ label }) => [label, nonStream[label].requestBytes])) as Record<SizeLabel, number>;
+
+  const mock = await startChild('mock backend', bundles.mock, flags['no-validate'] ? ['--no-validate'] : [], []);
+  const bridge = await startChild('bridge', bundles.bridge, ['--backend', mock.url], bridgeExecArgv);
+  const directAgent = createClientAgent(64);
+  const bridgeAgent = createClientAgent(64);
+  const sides: Sides = {
+    direct: { url: `${mock.url}/chat/completions`, dispatcher: directAgent },
+    bridge: { url: `${bridge.url}/v1/responses`, dispatcher: bridgeAgent },
+  };
+  const pids = { bridge: bridge.pid, mock: mock.pid };
+
+  try {
+    progress('checking answers on both sides');
+    const shortAnswerSse = await checkAnswers(sides, { nonStream: nonStream['50 kB'], stream, long: burst });
+    const longAnswerSse = Buffer.from((await postForText(sides.direct, burst.directBody)).text);
+
+    progress('core conversion (in process)');
+    const core = {} as Record<SizeLabel, CoreTimings>;
+    for (const { label } of SIZES) {
+      core[label] = measureCoreConversion(nonStream[label].bridgeBody.toString(), shortAnswerSse, settings.coreIterations[label], label === '50 kB' ? 50 : 2);
+    }
+    const liftPerEvent = measureLiftPerEvent(longAnswerSse, lowerRequestBody(burst.bridgeBody.toString()), LONG_ANSWER_EVENTS, quick ? 5 : 20);
+
+    const nonStreamResults = {} as Record<SizeLabel, AddedLatency>;
+    for (const { label } of SIZES) {
+      progress(`non-streaming latency, ${label} (${settings.nonStreamPairs[label]} pairs)`);
+      nonStreamResults[label] = await measureNonStream(sides, nonStream[label], settings.nonStreamPairs[label], settings.nonStreamWarmup[label]);
+    }
+
+    progress(`streaming: time to first delta (${settings.firstDeltaPairs} pairs)`);
+    const firstDeltaPairs = await measureStreams(sides, stream, settings.firstDeltaPairs, 50);
+    const firstDelta = compare(firstDeltaPairs.map((pair) => pair.direct.firstDeltaMs), firstDeltaPairs.map((pair) => pair.bridge.firstDeltaMs));
+
+    progress(`streaming: ${LONG_ANSWER_EVENTS} events in a burst (${settings.burstPairs} pairs)`);
+    const burstPairs = await measureStreams(sides, burst, settings.burstPairs, 2);
+    const burstResult = {
+      firstDelta: compare(burstPairs.map((pair) => pair.direct.firstDeltaMs), burstPairs.map((pair) => pair.bridge.firstDeltaMs)),
+      total: compare(burstPairs.map((pair) => pair.direct.totalMs), burstPairs.map((pair) => pair.bridge.totalMs)),
+      addedPerEvent: summarize(burstPairs.map((pair) => (pair.bridge.totalMs - pair.direct.totalMs) / LONG_ANSWER_EVENTS)),
+    };
+
+    progress(`streaming: ${LONG_ANSWER_EVENTS} paced events, per-event latency (${settings.pacedPairs} pairs)`);
+    const pacedResult = await measurePacedEvents(sides, mock, paced, settings.pacedPairs);
+
+    progress(`throughput: ${settings.throughputClients} concurrent clients, ${settings.throughputRounds} × ${settings.throughputWindowSeconds} s per side`);
+    const throughput = await measureThroughput(sides, stream, pids);
+    const bridgeStatus = readProcessStatus(bridge.pid);
+
+    progress(`memory: ${settings.memoryRequests} × ${formatBytes(sessionStream.requestBytes)} through a fresh bridge`);
+    const memory = await measureMemory(bundles.bridge, bridgeExecArgv, mock.url, sessionStream);
+
+    const results: Results = { core, liftPerEvent, nonStream: nonStreamResults, firstDelta, burst: burstResult, paced: pacedResult, throughput, memory };
+    const rows = buildRows(results, requestBytes);
+    const loadAfter = loadavg();
+    const table = renderTable(rows);
+    const missed = rows.filter((row) => row.passed === false);
+
+    const report = {
+      command: `npm run bench${quick ? ' -- --quick' : ''}`,
+      startedAt: startedAt.toISOString(),
+      durationSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
+      machine: {
+        node: process.version,
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model ?? 'unknown',
+        memoryBytes: totalmem(),
+        loadAverageBefore: loadBefore.map((value) => Math.round(value * 100) / 100),
+        loadAverageAfter: loadAfter.map((value) => Math.round(value * 100) / 100),
+      },
+      settings: { ...settings, mockProfile: 'vllm-hermes', mockValidates: flags['no-validate'] !== true, cpuProfile: flags['cpu-prof'] === true },
+      requests: Object.fromEntries(SIZES.map(({ label }) => [label, requestBytes[label]])),
+      targets: rows,
+      missed: missed.map((row) => row.measurement),
+      core: Object.fromEntries(
+        SIZES.map(({ label }) => [label, Object.fromEntries(Object.entries(core[label]).map(([key, summary]) => [key, roundSummary(summary)]))]),
+      ),
+      liftPerEventMs: roundSummary(liftPerEvent, 5),
+      nonStreamMs: Object.fromEntries(SIZES.map(({ label }) => [label, roundLatency(nonStreamResults[label])])),
+      firstDeltaMs: roundLatency(firstDelta),
+      burstMs: { firstDelta: roundLatency(burstResult.firstDelta), total: roundLatency(burstResult.total), addedPerEvent: roundSummary(burstResult.addedPerEvent, 5) },
+      pacedEventLatencyMs: { direct: roundSummary(pacedResult.direct), bridge: roundSummary(pacedResult.bridge), added: roundSummary(pacedResult.added) },
+      throughput: {
+        ratio: Math.round(throughput.ratio * 1000) / 1000,
+        directRequestsPerSecond: Math.round(throughput.directRequestsPerSecond),
+        bridgeRequestsPerSecond: Math.round(throughput.bridgeRequestsPerSecond),
+        windows: { direct: throughput.direct, bridge: throughput.bridge },
+        bridgeResidentBytesAfter: bridgeStatus.residentBytes,
+        bridgePeakResidentBytes: bridgeStatus.peakResidentBytes,
+      },
+      memory,
+    };
+    mkdirSync(RESULTS_DIRECTORY, { recursive: true });
+    const output = resolve(RESULTS_DIRECTORY, 'latest.json');
+    writeFileSync(output, `${JSON.stringify(report, null, 2)}\n`);
+
+    process.stdout.write(`\nFreeform Bridge benchmark — ${report.command} — Node ${process.version}, ${cpus().length} CPUs, load average ${loadBefore[0]?.toFixed(2)} → ${loadAfter[0]?.toFixed(2)}\n`);
+    process.stdout.write(`requests: Codex ${formatBytes(requestBytes['50 kB'])}, sessions ${formatBytes(requestBytes['2 MB'])} and ${formatBytes(requestBytes['10 MB'])}; mock vllm-hermes in its own process; added = bridge − direct per interleaved pair\n\n`);
+    process.stdout.write(`${table}\n\n`);
+    if (missed.length > 0) process.stdout.write(`MISSED ${missed.length} target(s): ${missed.map((row) => row.measurement).join('; ')}\n`);
+    else process.stdout.write('All targets met.\n');
+    process.stdout.write(`Written to ${output} in ${report.durationSeconds} s.\n`);
+    if (flags['cpu-prof']) process.stdout.write(`Bridge CPU profiles: ${profileDirectory}\n`);
+  } finally {
+    await directAgent.close();
+    await bridgeAgent.close();
+    await bridge.stop();
+    await mock.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,41 @@
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import { InvalidRequestError } from '../core/errors.ts';
+import { exceedsJsonNestingDepth } from '../core/parse-json.ts';
+
+/**
+ * Checks on the `POST /v1/responses` body beyond what express.json does (issue #8, bad input). Each
+ * failure becomes a specific 4xx through the error middleware; none reaches lowering.
+ */
+
+/**
+ * Deeper than any real request (tool parameter schemas nest a few dozen levels at most) and far below
+ * where `JSON.stringify` (≈4000 levels on Node's default stack) or a Python backend's parser (≈1000)
+ * overflow.
+ */
+export const MAX_JSON_NESTING_DEPTH = 512;
+
+/** The `type` the body-parser error carries, so the error middleware can name the problem. */
+export const INVALID_UTF8_ERROR_TYPE = 'encoding.invalid_utf8';
+
+/**
+ * `express.json`'s `verify` hook: refuses a UTF-8 body holding invalid byte sequences. Codex always
+ * sends valid UTF-8; decoding anyway would silently turn the bad bytes into U+FFFD inside code and
+ * patches replayed to the model, so the bridge answers 400 instead of guessing.
+ */
+export function verifyUtf8Body(_request: IncomingMessage, _response: unknown, body: Buffer, encoding: string | null): void {
+  if (encoding !== null && !/^utf-?8$/i.test(encoding)) return;
+  if (isUtf8(body)) return;
+  throw Object.assign(new Error('request body is not valid UTF-8'), { status: 400, type: INVALID_UTF8_ERROR_TYPE });
+}
+
+/** Runs after express.json: a body nested deeper than MAX_JSON_NESTING_DEPTH is a 400, not a stack overflow. */
+export function rejectDeeplyNestedBody(request: Request, _response: Response, next: NextFunction): void {
+  if (exceedsJsonNestingDepth(request.body, MAX_JSON_NESTING_DEPTH)) {
+    throw new InvalidRequestError(`request body nests JSON more than ${MAX_JSON_NESTING_DEPTH} levels deep; freeform-bridge refuses it`, {
+      code: 'json_too_deeply_nested',
+    });
+  }
+  next();
+}
