@@ -23,20 +23,27 @@ fi
 
 # 1. Debian packages. CI runs as root without a TTY; a developer who is not root needs passwordless sudo
 #    (sudo -n never prompts, so an unattended run fails with a clear message instead of hanging).
-need=()
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-[ -f /usr/include/gssapi/gssapi.h ] || need+=(libkrb5-dev)
-if [ ${#need[@]} -gt 0 ]; then
+#    libkrb5-dev is needed before code-server compiles; chromium only at test time, so on a fresh machine
+#    its download and unpacking (~1.5 min) run in the background while code-server compiles.
+#    dpkg's progress goes to logs: it would bury the test output; on failure their tail is shown.
+chromium_job=""
+if ! command -v chromium >/dev/null 2>&1 || [ ! -f /usr/include/gssapi/gssapi.h ]; then
   if [ "$(id -u)" -eq 0 ]; then as_root=(); elif command -v sudo >/dev/null 2>&1; then as_root=(sudo -n); else
-    echo "setup-code-server: need root (or passwordless sudo) to apt-get install ${need[*]}" >&2; exit 1
+    echo "setup-code-server: need root (or passwordless sudo) to apt-get install chromium and libkrb5-dev" >&2; exit 1
   fi
-  echo "setup-code-server: apt-get install ${need[*]}" >&2
-  # dpkg's progress goes to a log: it would bury the test output; on failure its tail is shown.
-  if ! { "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-      && "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; } >"$TOOLS/apt-get.log" 2>&1; then
-    tail -n 40 "$TOOLS/apt-get.log" >&2
-    echo "setup-code-server: apt-get install ${need[*]} failed (full log: $TOOLS/apt-get.log)" >&2
-    exit 1
+  # The lock timeout waits for another apt (unattended upgrades, a parallel setup) instead of failing.
+  apt_get() { "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 "$@"; }
+  fail_with_log() { tail -n 40 "$1" >&2; echo "setup-code-server: $2 failed (full log: $1)" >&2; exit 1; }
+  echo "setup-code-server: apt-get update" >&2
+  apt_get update >"$TOOLS/apt-get.log" 2>&1 || fail_with_log "$TOOLS/apt-get.log" "apt-get update"
+  if [ ! -f /usr/include/gssapi/gssapi.h ]; then
+    echo "setup-code-server: apt-get install libkrb5-dev" >&2
+    apt_get install libkrb5-dev >>"$TOOLS/apt-get.log" 2>&1 || fail_with_log "$TOOLS/apt-get.log" "apt-get install libkrb5-dev"
+  fi
+  if ! command -v chromium >/dev/null 2>&1; then
+    echo "setup-code-server: apt-get install chromium (in the background)" >&2
+    apt_get install chromium >"$TOOLS/apt-get-chromium.log" 2>&1 &
+    chromium_job=$!
   fi
 fi
 
@@ -66,6 +73,11 @@ if [ ! -f "$MARKER" ] || [ ! -x "$CS" ]; then
     "$CS" --config "$TOOLS/code-server/config.yaml" --version 2>/dev/null | grep -q "^$CODE_SERVER_VERSION " \
     || { echo "setup-code-server: code-server $CODE_SERVER_VERSION did not install correctly" >&2; exit 1; }
   touch "$MARKER"
+fi
+
+if [ -n "$chromium_job" ]; then
+  wait "$chromium_job" || fail_with_log "$TOOLS/apt-get-chromium.log" "apt-get install chromium"
+  echo "setup-code-server: chromium installed" >&2
 fi
 
 # POSIX single quotes rather than bash's %q: npm runs scripts with sh (dash), which cannot read $'…'.

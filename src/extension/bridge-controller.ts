@@ -124,7 +124,7 @@ export class BridgeController {
     return { dispose: () => this.trafficListeners.delete(listener) };
   }
 
-  /** Starts with `settings`; when already running with the same server settings, does nothing. */
+  /** Starts with `settings`; when already running, returns that bridge (setting changes go through restart). */
   start(settings: BridgeSettings): Promise<StartResult> {
     return this.enqueue(async () => {
       if (this.running) return { url: this.running.bridge.url, port: this.running.bridge.port, replacedRememberedPort: null };
@@ -144,6 +144,8 @@ export class BridgeController {
     return this.enqueue(async () => {
       const previous = this.running;
       if (!previous) return null;
+      // A URL being typed into the settings is often invalid for a while: keep the working bridge.
+      this.rejectInvalidBackendUrl(settings, true);
       if (settings.port !== 0 && settings.port !== previous.bridge.port) {
         this.running = null;
         let result: StartResult;
@@ -170,13 +172,7 @@ export class BridgeController {
 
   private async startNow(settings: BridgeSettings, keepingPrevious: boolean): Promise<StartResult> {
     const { logger, portMemory } = this.dependencies;
-    const invalidUrl = describeInvalidBackendUrl(settings.backendUrl);
-    if (invalidUrl) {
-      const error = new BridgeStartError('invalid-backend-url', `the backend URL ${invalidUrl}`, settings.port, keepingPrevious);
-      this.lastStartFailure = { reason: error.reason, message: error.message, port: error.port };
-      if (!keepingPrevious) this.setStatus({ kind: 'error', message: error.message });
-      throw error;
-    }
+    this.rejectInvalidBackendUrl(settings, keepingPrevious);
     this.setStatus({ kind: 'starting' });
     const remembered = settings.port === 0 ? portMemory.get() : undefined;
     const firstPort = settings.port !== 0 ? settings.port : (remembered ?? 0);
@@ -209,6 +205,15 @@ export class BridgeController {
     this.lastStartFailure = null;
     this.setStatus({ kind: 'on', url: bridge.url, port: bridge.port, backendUrl: settings.backendUrl });
     return { url: bridge.url, port: bridge.port, replacedRememberedPort };
+  }
+
+  private rejectInvalidBackendUrl(settings: BridgeSettings, keepingPrevious: boolean): void {
+    const invalidUrl = describeInvalidBackendUrl(settings.backendUrl);
+    if (!invalidUrl) return;
+    const error = new BridgeStartError('invalid-backend-url', `the backend URL ${invalidUrl}`, settings.port, keepingPrevious);
+    this.lastStartFailure = { reason: error.reason, message: error.message, port: error.port };
+    if (!keepingPrevious) this.setStatus({ kind: 'error', message: error.message });
+    throw error;
   }
 
   private launch(settings: BridgeSettings, port: number): Promise<RunningBridge> {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type * as vscode from 'vscode';
+import type { Logger } from '../core/logger.ts';
 
 const BACKEND_API_KEY = 'freeformBridge.backendApiKey';
 const BRIDGE_TOKEN = 'freeformBridge.bridgeToken';
@@ -22,10 +23,10 @@ export class BridgeSecrets implements vscode.Disposable {
     });
   }
 
-  static async load(storage: vscode.SecretStorage): Promise<BridgeSecrets> {
+  static async load(storage: vscode.SecretStorage, logger: Logger): Promise<BridgeSecrets> {
     const secrets = new BridgeSecrets(storage);
     await secrets.reloadBackendApiKey();
-    await secrets.ensureBridgeToken();
+    await secrets.ensureBridgeToken(logger);
     return secrets;
   }
 
@@ -59,7 +60,7 @@ export class BridgeSecrets implements vscode.Disposable {
     this.backendApiKey = (await this.storage.get(BACKEND_API_KEY)) ?? null;
   }
 
-  private async ensureBridgeToken(): Promise<void> {
+  private async ensureBridgeToken(logger: Logger): Promise<void> {
     const existing = await this.storage.get(BRIDGE_TOKEN);
     if (existing) {
       this.bridgeToken = existing;
@@ -67,7 +68,13 @@ export class BridgeSecrets implements vscode.Disposable {
     }
     // 256 bits from the CSPRNG; base64url keeps it safe inside TOML strings and HTTP headers.
     const token = `ffb_${randomBytes(32).toString('base64url')}`;
-    await this.storage.store(BRIDGE_TOKEN, token);
     this.bridgeToken = token;
+    try {
+      await this.storage.store(BRIDGE_TOKEN, token);
+    } catch (error) {
+      // No usable keyring (a bare Linux desktop): the bridge still needs a token, so keep this one for
+      // the session; a Codex profile written now must be rewritten after the next VS Code start.
+      logger.warn('could not keep the bridge token in the secret storage; it lasts until VS Code restarts', { error: String(error) });
+    }
   }
 }

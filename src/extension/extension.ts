@@ -41,9 +41,12 @@ let stopBridgeOnDeactivate: (() => Promise<void>) | null = null;
 export async function activate(context: vscode.ExtensionContext): Promise<FreeformBridgeTestApi | undefined> {
   const channel = vscode.window.createOutputChannel('Freeform Bridge', { log: true });
   context.subscriptions.push(channel);
-  const secrets = await BridgeSecrets.load(context.secrets);
+  // The logger redacts the secrets, and loading them may need to log: it reads them once they exist.
+  let loadedSecrets: BridgeSecrets | null = null;
+  const logger = createOutputChannelLogger(channel, () => loadedSecrets?.listSecretValues() ?? []);
+  const secrets = await BridgeSecrets.load(context.secrets, logger);
+  loadedSecrets = secrets;
   context.subscriptions.push(secrets);
-  const logger = createOutputChannelLogger(channel, () => secrets.listSecretValues());
 
   const controller = new BridgeController({
     logger,
@@ -273,7 +276,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
         lastStartFailure: controller.getLastStartFailure(),
         ...controller.getCounts(),
         statusBarText: statusBarItem.text,
-        statusBarTooltip: typeof tooltip === 'string' ? tooltip : (tooltip?.value ?? ''),
+        // Markdown source with appendText's escapes undone, so tests can look for plain phrases.
+        statusBarTooltip: (typeof tooltip === 'string' ? tooltip : (tooltip?.value ?? '')).replace(/&nbsp;/g, ' '),
         trafficLines: [...controller.getTrafficLines()],
         trafficPanel: trafficPanel.getViewState(),
       };

@@ -198,6 +198,9 @@ export class ChatStreamTranslator {
       this.emitFailed('server_error', 'backend stream ended before a finish reason (no finish chunk before the end of the stream)');
     } else if (mapping.status === 'failed') {
       this.emitFailed('server_error', `backend finished with reason "${this.finishReason}"`);
+    } else if (this.findNamelessCall() !== null) {
+      // A call whose header came after the finish chunk and never carried a name.
+      this.emitNamelessCallFailure();
     } else {
       // Items that opened after the finish chunk (nothing should, but engines vary) close now.
       this.closeOpenItems();
@@ -418,7 +421,9 @@ export class ChatStreamTranslator {
     }
 
     const native = entry.type === 'custom' || (entry.custom !== null && entry.custom !== undefined);
-    if (native) call.native = true;
+    // The kind is fixed once `added` went out: a later entry in the other shape must not turn an
+    // announced function_call into a custom_tool_call at `done` (found by the fuzz suite, issue #8).
+    if (native && !call.opened) call.native = true;
     const name = native ? entry.custom?.name : entry.function?.name;
     // The name is taken from the first non-empty value; later nulls (SGLang) are ignored.
     if (name && call.wireName === '') call.wireName = name;
@@ -629,13 +634,34 @@ export class ChatStreamTranslator {
     }
     // A failed finish (abort, error) delivers nothing more; finish() sends response.failed.
     if (mapping.status === 'failed') return;
+    if (this.findNamelessCall() !== null) {
+      this.emitNamelessCallFailure();
+      return;
+    }
     this.closeOpenItems();
+  }
+
+  /**
+   * A call whose name never arrived cannot be lifted: Codex silently drops an item without a name, and
+   * guessing a tool would run the wrong one. With arguments the model meant to call something, so the
+   * response fails (Codex retries; the panel shows the arguments). Found by the stream fuzz suite
+   * (issue #8): it used to be delivered as a `function_call` named "".
+   */
+  private findNamelessCall(): ToolCallState | null {
+    return this.calls.find((call) => !call.opened && call.argumentsText !== '') ?? null;
+  }
+
+  private emitNamelessCallFailure(): void {
+    const call = this.findNamelessCall();
+    const raw = call ? call.argumentsText : '';
+    const shown = raw.length > 200 ? `${raw.slice(0, 200)}…` : raw;
+    this.emitFailed('server_error', `backend sent a tool call without a function name (arguments: ${JSON.stringify(shown)}); it cannot be delivered`);
   }
 
   /** At the finish chunk every open item closes in `output_index` order (bridge-rules.md §6.5). */
   private closeOpenItems(): void {
-    // Calls that never got a name were never announced; announce them now so they are not lost.
-    for (const call of this.calls) if (!call.opened) this.openCall(call);
+    // Calls that never got a name are not announced: those with arguments failed the response already
+    // (findNamelessCall); those without carried nothing at all (an empty `{}` entry).
     this.activeTextItem = null;
     this.heldWhitespace = { reasoning: '', message: '' };
     for (const item of this.items) {

@@ -50,7 +50,7 @@ describe(codexSuiteTitle('backend errors'), { skip: skipReason, timeout: 120_000
     }
   });
 
-  it('a context overflow mid-session shows Codex’s context-window message', async (context) => {
+  it('a context overflow mid-session shows Codex’s context-window message (older Codex: the backend’s message)', async (context) => {
     // Request 1 (≈5.4k tokens with the freeform catalog's short prompt) fits; request 2 carries a
     // ≈10k-token command output and goes over the engine's window, which answers in vLLM's words.
     const session = await startE2eSession({

@@ -120,6 +120,16 @@ describe('BridgeController', () => {
     await controller.stop();
   });
 
+  it('a restart with an invalid backend URL keeps the running bridge', async () => {
+    const { controller } = createController();
+    const first = await controller.start(createSettings());
+    const failure = await controller.restart(createSettings({ backendUrl: 'htp:/typo' })).catch((error: unknown) => error);
+    assert.ok(BridgeStartError.is(failure) && failure.reason === 'invalid-backend-url' && failure.keptPrevious);
+    assert.equal(controller.getStatus().kind, 'on');
+    assert.equal((await fetch(`${first.url}/healthz`)).status, 200);
+    await controller.stop();
+  });
+
   it('refuses an invalid backend URL as the setting it is', async () => {
     const { controller } = createController();
     const failure = await controller.start(createSettings({ backendUrl: 'localhost:8000' })).catch((error: unknown) => error);

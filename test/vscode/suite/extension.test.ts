@@ -260,8 +260,8 @@ describe('Freeform Bridge in a real VS Code extension host', function () {
       assert.ok(failed.statusBarTooltip.includes(`port ${blockedPort}`), failed.statusBarTooltip);
     } finally {
       await new Promise<void>((resolveClosed) => blocker.close(() => resolveClosed()));
+      await updateSetting('port', undefined);
     }
-    await updateSetting('port', undefined);
     const started = await waitForState((value) => value.status === 'on', 'the bridge to start once the port setting is fixed');
     assert.equal((await fetch(`${started.url}/healthz`)).status, 200);
   });
