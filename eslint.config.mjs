@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltinsWithoutIo = ['node:crypto', 'node:string_decoder', 'node:util', 'node:buffer'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.vscode-test/**', '.tools/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.vscode-test/**', '.tools/**', 'coverage/**', 'bench/results/**', 'test-results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

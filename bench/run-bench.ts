@@ -442,8 +442,8 @@ async function main(): Promise<void> {
 
   const mock = await startChild('mock backend', bundles.mock, flags['no-validate'] ? ['--no-validate'] : [], []);
   const bridge = await startChild('bridge', bundles.bridge, ['--backend', mock.url], bridgeExecArgv);
-  const directAgent = createClientAgent(64);
-  const bridgeAgent = createClientAgent(64);
+  let directAgent = createClientAgent(64);
+  let bridgeAgent = createClientAgent(64);
   const sides: Sides = {
     direct: { url: `${mock.url}/chat/completions`, dispatcher: directAgent },
     bridge: { url: `${bridge.url}/v1/responses`, dispatcher: bridgeAgent },
@@ -461,6 +461,13 @@ async function main(): Promise<void> {
       core[label] = measureCoreConversion(nonStream[label].bridgeBody.toString(), shortAnswerSse, settings.coreIterations[label], label === '50 kB' ? 50 : 2);
     }
     const liftPerEvent = measureLiftPerEvent(longAnswerSse, lowerRequestBody(burst.bridgeBody.toString()), LONG_ANSWER_EVENTS, quick ? 5 : 20);
+    // The core phase blocks this event loop for seconds: the agents' idle timers could not run, and a
+    // pooled socket the mock has closed meanwhile (5 s idle, like vLLM) must not be reused. Fresh pools.
+    await Promise.all([directAgent.close(), bridgeAgent.close()]);
+    directAgent = createClientAgent(64);
+    bridgeAgent = createClientAgent(64);
+    sides.direct.dispatcher = directAgent;
+    sides.bridge.dispatcher = bridgeAgent;
 
     const nonStreamResults = {} as Record<SizeLabel, AddedLatency>;
     for (const { label } of SIZES) {

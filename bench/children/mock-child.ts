@@ -6,6 +6,7 @@
  * event token is timestamped on the monotonic clock, so the parent can measure each event's latency
  * from the moment the backend wrote it (direct: to the client; through the bridge: to the client).
  */
+import { setMaxListeners } from 'node:events';
 import { ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import { startMockBackend, type RecordedRequest } from '../../test/support/mock-backend/create-mock-backend.ts';
@@ -45,6 +46,10 @@ ServerResponse.prototype.write = function timedWrite(this: ServerResponse, ...pa
   }
   return result;
 } as ServerResponse['write'];
+
+// The mock adds an abort listener per backpressure wait of a long stream and keeps it until the
+// stream ends: harmless, but Node warns past 10. Raised in this process only, to keep the report clean.
+setMaxListeners(10_000);
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'no-validate': { type: 'boolean' } } });

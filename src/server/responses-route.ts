@@ -191,8 +191,11 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
       if (committed || clientGone) return;
       committed = true;
       response.writeHead(200, SSE_HEADERS);
-      response.flushHeaders();
-      writeEvents(translator.start());
+      // No flushHeaders(): the headers leave with response.created/in_progress written just below, in
+      // one write instead of two (a syscall and a wake-up of Codex fewer per stream; issue #7).
+      const startEvents = translator.start();
+      if (startEvents.length === 0) response.flushHeaders();
+      writeEvents(startEvents);
       if (dependencies.keepaliveSeconds > 0) {
         keepaliveTimer = setInterval(() => writeEvents(translator.keepalive()), dependencies.keepaliveSeconds * 1000);
       }

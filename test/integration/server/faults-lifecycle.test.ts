@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 import { assertCodexAcceptsStream } from '../../support/codex-stream-oracle.ts';
-import { postResponses, readSseEvents, startTestBridge } from '../../support/bridge-harness.ts';
+import { postResponses, readSseEvents, startTestBridge, terminalEvent } from '../../support/bridge-harness.ts';
 import { runExchange, waitForExchangeEnd, waitUntil } from '../../support/exchange-outcome.ts';
 import { startBridgeServer } from '../../../src/server/start-server.ts';
 
@@ -34,7 +34,8 @@ describe('Codex disconnects during a silent prefill', () => {
           const reader = response.body!.getReader();
           await reader.read();
           reading = (async () => {
-            for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
+            let chunk = await reader.read();
+            while (!chunk.done) chunk = await reader.read();
           })();
         }
         await backend.waitForRequests(1);
@@ -84,8 +85,8 @@ describe('the bridge is stopped while requests are in flight', () => {
 
       for (const exchange of await Promise.all(streams)) {
         assertCodexAcceptsStream(exchange.events, { expectedTerminal: 'response.failed' });
-        const terminal = exchange.events.at(-1) as { response: { error: { message: string } } };
-        assert.match(terminal.response.error.message, /freeform-bridge stopped while this request was in flight/);
+        const terminal = terminalEvent(exchange.events);
+        assert.match(JSON.stringify(terminal.response), /freeform-bridge stopped while this request was in flight/);
       }
       const answer = await whole;
       assert.equal(answer.status, 503);

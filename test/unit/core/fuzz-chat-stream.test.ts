@@ -8,9 +8,11 @@ import { createGrammarCache } from '../../../src/core/grammar/grammar-cache.ts';
 import type { ItemIdPrefix } from '../../../src/core/ids.ts';
 import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import type { ResponsesStreamEvent } from '../../../src/core/responses/responses-output.ts';
+import { chatCompletionSchema } from '../../../src/core/chat/chat-completions-api.ts';
 import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../../../src/core/sse/sse-decoder.ts';
 import { encodeSseEvent } from '../../../src/core/sse/sse-encoder.ts';
 import { ChatStreamTranslator } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
+import { convertChatCompletionToChunk } from '../../../src/core/stream/convert-chat-completion-to-chunk.ts';
 import type { ToolMap, ToolMapEntry } from '../../../src/core/tool-map.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 import { checkCodexStream } from '../../support/codex-stream-oracle.ts';
@@ -63,10 +65,10 @@ interface PipelineRun {
  * error frames and unreadable frames, stop at [DONE], flush the decoder at EOF and finish; a socket cut
  * is `fail`. `keepaliveAfter` holds piece indexes after which the keepalive timer fires.
  */
-function runPipeline(pieces: readonly Uint8Array[], ending: StreamEnding, keepaliveAfter: ReadonlySet<number>, grammarRepair = false): PipelineRun {
+function createTranslator(grammarRepair = false): ChatStreamTranslator {
   let itemCounter = 0;
   let callCounter = 0;
-  const translator = new ChatStreamTranslator({
+  return new ChatStreamTranslator({
     responseId: 'resp_fuzz',
     model: 'qwen3-coder',
     createdAt: 0,
@@ -76,6 +78,10 @@ function runPipeline(pieces: readonly Uint8Array[], ending: StreamEnding, keepal
     createItemId: (prefix: ItemIdPrefix) => `${prefix}_${itemCounter++}`,
     createCallId: () => `call_synthesised_${callCounter++}`,
   });
+}
+
+function runPipeline(pieces: readonly Uint8Array[], ending: StreamEnding, keepaliveAfter: ReadonlySet<number>, grammarRepair = false): PipelineRun {
+  const translator = createTranslator(grammarRepair);
   const events: ResponsesStreamEvent[] = [...translator.start()];
   const handle = (event: SseEvent): boolean => {
     const parsed = parseChatStreamEvent(event);
@@ -110,6 +116,26 @@ function runPipeline(pieces: readonly Uint8Array[], ending: StreamEnding, keepal
     events.push(...translator.fail({ code: 'server_error', message: 'backend stream broke: other side closed' }));
   } else {
     if (keepReading && !translator.terminated) for (const event of decoder.end()) if (keepReading) keepReading = handle(event);
+    if (!translator.terminated) events.push(...translator.finish());
+  }
+  return { events, translator };
+}
+
+/** Mirrors responses-route.ts for a backend that answers a stream request with one JSON completion. */
+function runJsonCompletion(text: string): PipelineRun {
+  const translator = createTranslator();
+  const events: ResponsesStreamEvent[] = [...translator.start()];
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch {
+    value = undefined;
+  }
+  const completion = value === undefined ? null : chatCompletionSchema.safeParse(value);
+  if (!completion?.success) {
+    events.push(...translator.fail({ code: 'server_error', message: 'backend answered a stream request with unreadable JSON' }));
+  } else {
+    events.push(...translator.push(convertChatCompletionToChunk(completion.data)));
     if (!translator.terminated) events.push(...translator.finish());
   }
   return { events, translator };
@@ -261,6 +287,27 @@ describe('fuzz: random Chat chunk streams through decoder, classifier and transl
       fc.property(streamText, fc.array(fc.nat(), { maxLength: 16 }), fc.array(fc.nat(20), { maxLength: 3 }), fc.boolean(), ({ text, ending }, cutSeeds, keepalives, grammarRepair) => {
         const run = runPipeline(cutBytes(text, cutSeeds), ending, new Set(keepalives), grammarRepair);
         assertStreamInvariants(run);
+      }),
+      PARAMETERS,
+    );
+  });
+
+  it('random JSON completions (a backend that does not stream) keep the same grammar', () => {
+    const completion = fc.record(
+      {
+        id: fc.constantFrom('chatcmpl-1', null),
+        object: fc.constant('chat.completion'),
+        choices: fc.array(
+          fc.record({ index: fc.constantFrom(0, 0, 1, null), message: fc.option(delta, { nil: null, freq: 8 }), finish_reason: fc.option(finishReason, { nil: null, freq: 8 }) }, { requiredKeys: [] }),
+          { maxLength: 2 },
+        ),
+        usage: sometimes(usage, 2, null),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(fc.oneof({ weight: 8, arbitrary: completion }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) }), (value) => {
+        assertStreamInvariants(runJsonCompletion(JSON.stringify(value) ?? 'null'));
       }),
       PARAMETERS,
     );

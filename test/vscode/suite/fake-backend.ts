@@ -19,7 +19,7 @@ export interface FakeBackend {
   requests: RecordedRequest[];
   /** When set, chat completions are held open (never answered) until the bridge aborts them. */
   holdChatCompletions: boolean;
-  /** Resolves each time a held chat completion's connection is closed by the bridge. */
+  /** How many held chat completions the bridge has abandoned (their connection closed). */
   abortedRequests: number;
   close(): Promise<void>;
 }

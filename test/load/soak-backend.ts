@@ -1,0 +1,78 @@
+/**
+ * The soak test's backend, run as a child process (`fork` with `--import tsx`) so the test process
+ * holds only the bridge and its clients when it counts sockets, timers and memory. The turn for each
+ * request is chosen from the scenario named in its last user message (`soak:<scenario>`), so every
+ * client knows what its exchange must end in.
+ *
+ * IPC: sends `{ type: 'ready', url }`; answers `{ type: 'stats' }` with `{ type: 'stats', requests,
+ * aborted }`; exits when the parent disconnects.
+ */
+import { startMockBackend, type MockTurn, type RecordedRequest } from '../support/mock-backend/create-mock-backend.ts';
+
+export const SOAK_PATCH = '*** Begin Patch\n*** Add File: soak.txt\n+soak "quoted" — ✓\n*** End Patch\n';
+
+export type SoakScenario =
+  | 'text'
+  | 'custom-call'
+  | 'parallel-calls'
+  | 'slow-chunks'
+  | 'silent-prefill'
+  | 'truncated-call'
+  | 'midstream-error'
+  | 'socket-cut'
+  | 'rate-limited'
+  | 'unavailable'
+  | 'context-overflow'
+  | 'headers-never'
+  | 'client-abort';
+
+export const SOAK_TURNS: Readonly<Record<SoakScenario, MockTurn>> = {
+  text: { text: 'soak answer with a few words' },
+  'custom-call': { toolCalls: [{ name: 'apply_patch', input: SOAK_PATCH }] },
+  'parallel-calls': { toolCalls: [{ name: 'apply_patch', input: SOAK_PATCH }, { name: 'exec_command', arguments: { cmd: 'ls -la' } }] },
+  'slow-chunks': { text: 'one two three four five six seven eight', delayBetweenChunksMs: 15 },
+  // Longer than the bridge's 1 s keepalive: at least one response.in_progress goes out.
+  'silent-prefill': { text: 'late answer', delayBeforeFirstByteMs: 1_300 },
+  'truncated-call': { toolCalls: [{ name: 'apply_patch', input: SOAK_PATCH }], truncateArgumentsAt: 20, finishReason: 'length' },
+  'midstream-error': { text: 'partial answer', midStreamError: 'vllm' },
+  'socket-cut': { text: 'cut in the middle', midStreamError: 'socket-cut' },
+  'rate-limited': { status: 429, headers: { 'retry-after': '1' } },
+  unavailable: { status: 503 },
+  'context-overflow': { failure: 'context-length' },
+  // Ended by the bridge's idle watchdog (the soak runs it at 2 s).
+  'headers-never': { text: 'never', delayBeforeHeadersMs: 60_000 },
+  // The client walks away during the silent prefill.
+  'client-abort': { text: 'never', delayBeforeFirstByteMs: 60_000 },
+};
+
+function readScenario(request: RecordedRequest): SoakScenario {
+  const messages = (request.body as { messages?: Array<{ role: string; content: unknown }> } | undefined)?.messages ?? [];
+  const last = [...messages].reverse().find((message) => message.role === 'user');
+  const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
+  const match = /soak:([a-z-]+)/.exec(text);
+  const scenario = match?.[1] as SoakScenario | undefined;
+  if (scenario === undefined || !(scenario in SOAK_TURNS)) throw new Error(`soak backend: no scenario in ${text.slice(0, 100)}`);
+  return scenario;
+}
+
+async function main(): Promise<void> {
+  const backend = await startMockBackend({ profile: 'vllm-qwen3coder' });
+  backend.setResponder((request) => SOAK_TURNS[readScenario(request)]);
+  process.on('message', (message: { type?: string }) => {
+    if (message.type !== 'stats') return;
+    const chat = backend.requests.filter((request) => request.path === '/v1/chat/completions');
+    process.send?.({ type: 'stats', requests: chat.length, aborted: chat.filter((request) => request.aborted).length });
+  });
+  process.on('disconnect', () => {
+    void backend.close().then(() => process.exit(0));
+  });
+  process.send?.({ type: 'ready', url: backend.url });
+}
+
+// Only when run as the child, not when the test imports the scenario table.
+if (process.send !== undefined && process.env.FREEFORM_BRIDGE_SOAK_BACKEND === '1') {
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,394 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Agent, request } from 'undici';
+import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
+import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic-event.ts';
+import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
+import { SOAK_PATCH, type SoakScenario } from './soak-backend.ts';
+
+/*
+ * Issue #8, load: a bounded soak on loopback. 16 concurrent simulated Codex sessions send a mix of
+ * streaming and JSON requests for SOAK_SECONDS (default 45), with faults injected by the backend
+ * (mid-stream errors, socket cuts, 429/503, context overflow, headers that never come, truncated
+ * calls) and by the clients (disconnects during prefill, malformed JSON). Afterwards: every exchange
+ * ended as its scenario requires, every one is in the JSONL log and the panel feed, the backend saw
+ * every abort, no socket or timer is left over, the heap is back to its baseline, and /healthz answers.
+ * The figures go to the test's diagnostics.
+ *
+ * The bridge runs in this process (so its handles and timers are visible); the backend runs in a child.
+ */
+
+const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 45);
+const SESSIONS = 16;
+const SEED = Number(process.env.SOAK_SEED ?? 8);
+
+type Scenario = SoakScenario | 'malformed-json';
+
+/** How often each scenario comes up (out of the sum); most turns are healthy, as in real use. */
+const SCENARIO_WEIGHTS: ReadonlyArray<[Scenario, number]> = [
+  ['text', 14],
+  ['custom-call', 10],
+  ['parallel-calls', 6],
+  ['slow-chunks', 4],
+  ['silent-prefill', 2],
+  ['truncated-call', 2],
+  ['midstream-error', 2],
+  ['socket-cut', 2],
+  ['rate-limited', 2],
+  ['unavailable', 2],
+  ['context-overflow', 2],
+  ['headers-never', 1],
+  ['client-abort', 2],
+  ['malformed-json', 2],
+];
+
+/** A small Codex-shaped request: a bridged custom tool and a function tool, a short history. */
+function createRequestBody(scenario: Scenario, stream: boolean, session: number, turn: number): string {
+  if (scenario === 'malformed-json') return `{"model":"qwen3-coder","input":[{"type":"message","role":"user","content":"soak:${scenario}"`;
+  return JSON.stringify({
+    model: 'qwen3-coder',
+    instructions: 'You are a soak-test assistant.',
+    input: [
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: `session ${session} turn ${turn}` }] },
+      { type: 'custom_tool_call', call_id: `call_${session}_${turn}`, name: 'apply_patch', input: SOAK_PATCH },
+      { type: 'custom_tool_call_output', call_id: `call_${session}_${turn}`, output: 'Success.' },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: `soak:${scenario}` }] },
+    ],
+    tools: [
+      { type: 'custom', name: 'apply_patch', description: 'Apply a patch.', format: { type: 'grammar', syntax: 'lark', definition: 'start: "*** Begin Patch" /(.|\\n)*/' } },
+      { type: 'function', name: 'exec_command', description: 'Run a command.', parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } },
+    ],
+    tool_choice: 'auto',
+    parallel_tool_calls: true,
+    stream,
+    store: false,
+    prompt_cache_key: `soak-session-${session}`,
+  });
+}
+
+/** What Codex saw, reduced to what a scenario is checked against. */
+interface Observed {
+  httpStatus: number;
+  terminal: string | null;
+  errorCode: string | null;
+  message: string;
+  items: Array<Record<string, unknown>>;
+  keepalives: number;
+  aborted: boolean;
+}
+
+type Check = (observed: Observed, stream: boolean) => string | null;
+
+const expectCompleted =
+  (verify?: (items: Array<Record<string, unknown>>) => string | null): Check =>
+  (observed, stream) => {
+    if (observed.httpStatus !== 200) return `HTTP ${observed.httpStatus}: ${observed.message}`;
+    const expected = stream ? 'response.completed' : 'completed';
+    if (observed.terminal !== expected) return `ended ${String(observed.terminal)}: ${observed.message}`;
+    return verify ? verify(observed.items) : null;
+  };
+
+/** A failure Codex sees clearly: the HTTP status before the stream was committed, response.failed after. */
+const expectFailure =
+  (jsonStatus: number, code: string, message: RegExp): Check =>
+  (observed, stream) => {
+    if (!message.test(observed.message)) return `message ${JSON.stringify(observed.message)} does not match ${String(message)}`;
+    if (observed.httpStatus === jsonStatus && observed.errorCode === code) return null;
+    // A stream whose backend answered after the grace window: the same error as response.failed.
+    if (stream && observed.httpStatus === 200 && observed.terminal === 'response.failed') return null;
+    return `HTTP ${observed.httpStatus} ${String(observed.terminal)} ${String(observed.errorCode)}`;
+  };
+
+const customCallKeepsPayload = (items: Array<Record<string, unknown>>): string | null => {
+  const call = items.find((item) => item.type === 'custom_tool_call');
+  if (call?.name !== 'apply_patch') return `no apply_patch call in ${JSON.stringify(items).slice(0, 200)}`;
+  // The qwen3_coder parser drops one trailing newline (backends.md §7).
+  return call.input === SOAK_PATCH.replace(/\n$/, '') ? null : `payload changed: ${JSON.stringify(call.input)}`;
+};
+
+const CHECKS: Readonly<Record<Scenario, { check: Check; logOutcome: ExchangeOutcome }>> = {
+  text: { check: expectCompleted(), logOutcome: 'completed' },
+  'custom-call': { check: expectCompleted(customCallKeepsPayload), logOutcome: 'completed' },
+  'parallel-calls': {
+    check: expectCompleted((items) => customCallKeepsPayload(items) ?? (items.some((item) => item.type === 'function_call' && item.name === 'exec_command') ? null : 'no exec_command call')),
+    logOutcome: 'completed',
+  },
+  'slow-chunks': { check: expectCompleted(), logOutcome: 'completed' },
+  'silent-prefill': {
+    check: (observed, stream) => expectCompleted()(observed, stream) ?? (stream && observed.keepalives < 1 ? 'no keepalive during the silent prefill' : null),
+    logOutcome: 'completed',
+  },
+  'truncated-call': {
+    check: (observed, stream) => {
+      if (observed.terminal !== (stream ? 'response.incomplete' : 'incomplete')) return `ended ${String(observed.terminal)}`;
+      return observed.items.some((item) => item.type === 'custom_tool_call') ? 'a truncated call was delivered' : null;
+    },
+    logOutcome: 'incomplete',
+  },
+  'midstream-error': { check: expectFailure(503, 'server_error', /Internal server error/), logOutcome: 'failed' },
+  'socket-cut': { check: expectFailure(503, 'server_error', /backend stream broke/), logOutcome: 'failed' },
+  'rate-limited': { check: expectFailure(429, 'rate_limit_exceeded', /HTTP 429/), logOutcome: 'failed' },
+  unavailable: { check: expectFailure(503, 'backend_unavailable', /HTTP 503/), logOutcome: 'failed' },
+  'context-overflow': { check: expectFailure(400, 'context_length_exceeded', /context/), logOutcome: 'failed' },
+  'headers-never': { check: expectFailure(503, 'server_error', /sent nothing for 2 s/), logOutcome: 'failed' },
+  'client-abort': { check: (observed) => (observed.aborted ? null : 'the client did not abort'), logOutcome: 'aborted' },
+  'malformed-json': { check: expectFailure(400, 'invalid_json', /not valid JSON/), logOutcome: 'rejected' },
+};
+
+/** A small deterministic PRNG (mulberry32): the same seed gives the same scenario sequence per session. */
+function createRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pickScenario(random: () => number): Scenario {
+  const total = SCENARIO_WEIGHTS.reduce((sum, [, weight]) => sum + weight, 0);
+  let point = random() * total;
+  for (const [scenario, weight] of SCENARIO_WEIGHTS) {
+    point -= weight;
+    if (point < 0) return scenario;
+  }
+  return 'text';
+}
+
+async function exchange(agent: Agent, bridgeUrl: string, scenario: Scenario, stream: boolean, body: string): Promise<Observed> {
+  const controller = new AbortController();
+  const observed: Observed = { httpStatus: 0, terminal: null, errorCode: null, message: '', items: [], keepalives: 0, aborted: false };
+  try {
+    const response = await request(`${bridgeUrl}/v1/responses`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body,
+      signal: controller.signal,
+      // Guard only: no exchange may hang.
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+    observed.httpStatus = response.statusCode;
+    const contentType = String(response.headers['content-type'] ?? '');
+    if (scenario === 'client-abort') {
+      // Walk away during the silent prefill: for a stream once it started, for JSON while waiting.
+      controller.abort(new Error('client walked away'));
+      await response.body.text().catch(() => undefined);
+      observed.aborted = true;
+      return observed;
+    }
+    if (contentType.startsWith('text/event-stream')) {
+      const decoder = new SseDecoder();
+      const events: Array<Record<string, unknown> & { type: string }> = [];
+      for await (const bytes of response.body) for (const event of decoder.push(bytes as Uint8Array)) events.push(JSON.parse(event.data) as (typeof events)[number]);
+      for (const event of decoder.end()) events.push(JSON.parse(event.data) as (typeof events)[number]);
+      const terminal = events.at(-1);
+      observed.terminal = terminal?.type ?? null;
+      const snapshot = terminal?.response as { error?: { code: string; message: string } } | undefined;
+      observed.errorCode = snapshot?.error?.code ?? null;
+      observed.message = snapshot?.error?.message ?? '';
+      observed.items = events.flatMap((event) => (event.type === 'response.output_item.done' ? [event.item as Record<string, unknown>] : []));
+      const firstItem = events.findIndex((event) => event.type === 'response.output_item.added');
+      observed.keepalives = events.slice(2, firstItem === -1 ? undefined : firstItem).filter((event) => event.type === 'response.in_progress').length;
+    } else {
+      const value = (await response.body.json()) as { status?: string; output?: Array<Record<string, unknown>>; error?: { code: string | null; message: string } };
+      observed.terminal = value.status ?? null;
+      observed.items = value.output ?? [];
+      observed.errorCode = value.error?.code ?? null;
+      observed.message = value.error?.message ?? '';
+    }
+  } catch (error) {
+    if (scenario !== 'client-abort') throw error;
+    observed.aborted = true;
+  }
+  return observed;
+}
+
+// ---------- measuring ----------
+
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+  gc();
+}
+
+interface ResourceSnapshot {
+  resources: Record<string, number>;
+  fileDescriptors: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+}
+
+function takeSnapshot(): ResourceSnapshot {
+  collectGarbage();
+  const resources: Record<string, number> = {};
+  for (const name of process.getActiveResourcesInfo()) resources[name] = (resources[name] ?? 0) + 1;
+  const memory = process.memoryUsage();
+  return { resources, fileDescriptors: readdirSync('/proc/self/fd').length, rssBytes: memory.rss, heapUsedBytes: memory.heapUsed };
+}
+
+function describeResources(snapshot: ResourceSnapshot): string {
+  return Object.entries(snapshot.resources)
+    .sort(([left], [right]) => left.localeCompare(right))
+    .map(([name, count]) => `${name}×${count}`)
+    .join(' ');
+}
+
+/** Waits (guard: 15 s) until the handles match `target`: pooled keep-alive sockets close within ≈5 s of idling. */
+async function waitForResources(target: ResourceSnapshot, what: string): Promise<ResourceSnapshot> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const snapshot = takeSnapshot();
+    if (describeResources(snapshot) === describeResources(target) && snapshot.fileDescriptors === target.fileDescriptors) return snapshot;
+    if (Date.now() > deadline) {
+      assert.fail(`${what}: handles ${describeResources(snapshot)} (fds ${snapshot.fileDescriptors}) never returned to ${describeResources(target)} (fds ${target.fileDescriptors})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+async function startSoakBackend(): Promise<{ child: ChildProcess; url: string; stats(): Promise<{ requests: number; aborted: number }> }> {
+  const child = fork(resolve(import.meta.dirname, 'soak-backend.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, FREEFORM_BRIDGE_SOAK_BACKEND: '1' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    child.once('message', (message: { type: string; url: string }) => resolveUrl(message.url));
+    child.once('exit', (code) => reject(new Error(`soak backend exited with ${String(code)}`)));
+  });
+  return {
+    child,
+    url,
+    stats: () =>
+      new Promise((resolveStats) => {
+        child.once('message', (message: { requests: number; aborted: number }) => resolveStats(message));
+        child.send({ type: 'stats' });
+      }),
+  };
+}
+
+describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (SOAK_SECONDS + 90) * 1000 }, () => {
+  it('accounts for every exchange and leaves no socket, timer or memory behind', async (context) => {
+    const backend = await startSoakBackend();
+    const logFile = join(mkdtempSync(join(tmpdir(), 'freeform-bridge-soak-')), 'exchanges.jsonl');
+    const panelOutcomes = new Map<string, number>();
+    const countOutcome = (event: TrafficEvent): void => {
+      const outcome = event.type === 'exchange-end' ? event.outcome : event.type === 'exchange-rejected' ? 'rejected' : null;
+      if (outcome !== null) panelOutcomes.set(outcome, (panelOutcomes.get(outcome) ?? 0) + 1);
+    };
+    let bridge: RunningBridge | null = null;
+    try {
+      const beforeBridge = takeSnapshot();
+      bridge = await startBridgeServer({
+        backendUrl: backend.url,
+        logFile,
+        onTraffic: countOutcome,
+        keepaliveSeconds: 1,
+        upstreamIdleTimeoutSeconds: 2,
+      });
+      const bridgeUrl = bridge.url;
+
+      // Warm-up: load the code paths once, then let pooled sockets close before the baseline.
+      const warmupAgent = new Agent();
+      for (const scenario of ['text', 'custom-call', 'midstream-error', 'malformed-json'] as const) {
+        for (const stream of [true, false]) await exchange(warmupAgent, bridgeUrl, scenario, stream, createRequestBody(scenario, stream, 0, 0));
+      }
+      await warmupAgent.close();
+      const idleTarget = { ...takeSnapshot(), resources: { ...beforeBridge.resources, TCPServerWrap: (beforeBridge.resources.TCPServerWrap ?? 0) + 1 } };
+      const baseline = await waitForResources({ ...idleTarget, fileDescriptors: beforeBridge.fileDescriptors + 1 }, 'after the warm-up');
+      const backendBefore = await backend.stats();
+      const panelBefore = [...panelOutcomes.values()].reduce((sum, count) => sum + count, 0);
+
+      // ---- the load ----
+      const agent = new Agent({ connections: SESSIONS * 2 });
+      const deadline = Date.now() + SOAK_SECONDS * 1000;
+      const sent = new Map<Scenario, number>();
+      const expectedLogOutcomes = new Map<ExchangeOutcome, number>();
+      const problems: string[] = [];
+      let streamed = 0;
+      const started = Date.now();
+      await Promise.all(
+        Array.from({ length: SESSIONS }, async (_, session) => {
+          const random = createRandom(SEED * 1000 + session);
+          for (let turn = 1; Date.now() < deadline; turn++) {
+            const scenario = pickScenario(random);
+            const stream = random() < 0.6;
+            if (stream) streamed += 1;
+            sent.set(scenario, (sent.get(scenario) ?? 0) + 1);
+            const { check, logOutcome } = CHECKS[scenario];
+            expectedLogOutcomes.set(logOutcome, (expectedLogOutcomes.get(logOutcome) ?? 0) + 1);
+            const observed = await exchange(agent, bridgeUrl, scenario, stream, createRequestBody(scenario, stream, session + 1, turn));
+            const problem = check(observed, stream);
+            if (problem !== null && problems.length < 20) problems.push(`session ${session + 1} turn ${turn} ${scenario} (${stream ? 'stream' : 'JSON'}): ${problem}`);
+          }
+        }),
+      );
+      const elapsedSeconds = (Date.now() - started) / 1000;
+      await agent.close();
+      const total = [...sent.values()].reduce((sum, count) => sum + count, 0);
+      assert.deepEqual(problems, [], 'every exchange ends as its scenario requires');
+
+      // ---- afterwards ----
+      const afterLoad = await waitForResources(baseline, 'after the load');
+      const health = await request(`${bridgeUrl}/healthz`, { dispatcher: new Agent({ pipelining: 0 }), reset: true });
+      assert.equal(health.statusCode, 200);
+      assert.equal(((await health.body.json()) as { status: string }).status, 'ok');
+
+      const backendAfter = await backend.stats();
+      const backendCalls = backendAfter.requests - backendBefore.requests;
+      const backendAborts = backendAfter.aborted - backendBefore.aborted;
+      const faults = total - (sent.get('text') ?? 0) - (sent.get('custom-call') ?? 0) - (sent.get('parallel-calls') ?? 0) - (sent.get('slow-chunks') ?? 0) - (sent.get('silent-prefill') ?? 0);
+      // Every request but the malformed ones reached the backend; the bridge aborted exactly the calls of
+      // the clients that walked away and of the backends that never sent their headers.
+      assert.equal(backendCalls, total - (sent.get('malformed-json') ?? 0));
+      assert.equal(backendAborts, (sent.get('client-abort') ?? 0) + (sent.get('headers-never') ?? 0));
+
+      await bridge.close();
+      bridge = null;
+      const afterClose = await waitForResources(beforeBridge, 'after the bridge stopped');
+
+      const records = readFileSync(logFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { exchangeId: string; outcome: ExchangeOutcome });
+      const warmupRecords = panelBefore;
+      const loadRecords = records.slice(warmupRecords);
+      assert.equal(loadRecords.length, total, 'one JSONL line per exchange');
+      assert.equal(new Set(records.map((record) => record.exchangeId)).size, records.length, 'exchange ids are unique');
+      const loggedOutcomes = new Map<ExchangeOutcome, number>();
+      for (const record of loadRecords) loggedOutcomes.set(record.outcome, (loggedOutcomes.get(record.outcome) ?? 0) + 1);
+      assert.deepEqual(Object.fromEntries([...loggedOutcomes].sort()), Object.fromEntries([...expectedLogOutcomes].sort()));
+      const panelTotal = [...panelOutcomes.values()].reduce((sum, count) => sum + count, 0) - panelBefore;
+      assert.equal(panelTotal, total, 'the panel feed saw every exchange end');
+
+      // The heap holds nothing per exchange: back to the warm baseline (allowing for allocator noise).
+      const heapGrowth = afterLoad.heapUsedBytes - baseline.heapUsedBytes;
+      assert.ok(heapGrowth < 16 * 1024 * 1024, `heap grew by ${megabytes(heapGrowth)} over the soak`);
+
+      const figures = [
+        `soak: ${SOAK_SECONDS} s, ${SESSIONS} sessions, ${total} requests in ${elapsedSeconds.toFixed(1)} s (${(total / elapsedSeconds).toFixed(0)}/s), ${streamed} streamed, ${total - streamed} JSON`,
+        `faults injected: ${faults} (${[...sent].filter(([scenario]) => !['text', 'custom-call', 'parallel-calls', 'slow-chunks', 'silent-prefill'].includes(scenario)).map(([scenario, count]) => `${scenario} ${count}`).join(', ')})`,
+        `log outcomes: ${JSON.stringify(Object.fromEntries([...loggedOutcomes].sort()))}; backend calls ${backendCalls}, aborted by the bridge ${backendAborts}`,
+        `heap after GC: baseline ${megabytes(baseline.heapUsedBytes)} → after load ${megabytes(afterLoad.heapUsedBytes)}; RSS ${megabytes(baseline.rssBytes)} → ${megabytes(afterLoad.rssBytes)}`,
+        `handles: before the bridge [${describeResources(beforeBridge)}] fds ${beforeBridge.fileDescriptors}; idle bridge [${describeResources(baseline)}] fds ${baseline.fileDescriptors}; after load [${describeResources(afterLoad)}] fds ${afterLoad.fileDescriptors}; after stop [${describeResources(afterClose)}] fds ${afterClose.fileDescriptors}`,
+      ];
+      for (const line of figures) context.diagnostic(line);
+    } finally {
+      await bridge?.close();
+      backend.child.disconnect();
+      await new Promise((resolveExit) => (backend.child.exitCode === null ? backend.child.once('exit', resolveExit) : resolveExit(null)));
+    }
+  });
+});
