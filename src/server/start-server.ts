@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
@@ -91,6 +92,8 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
 
   // Aborted by close(): in-flight exchanges answer Codex with a clear error before their sockets go.
   const shutdownController = new AbortController();
+  // One listener per exchange in flight: dozens of concurrent Codex sessions are normal, not a leak.
+  setMaxListeners(0, shutdownController.signal);
   const app = createApp({
     shutdownSignal: shutdownController.signal,
     upstream,
