@@ -51,10 +51,12 @@ export interface CoreTimings {
   /** parse + lower + serialise: everything done to the body before it goes upstream. */
   requestTotal: Summary;
   lift: Summary;
+  /** lower + lift: the core conversion proper, without the JSON text on either side. */
+  lowerAndLift: Summary;
 }
 
 export function measureCoreConversion(requestText: string, answerSse: Buffer, iterations: number, warmup: number): CoreTimings {
-  const samples = { parse: [] as number[], lower: [] as number[], serialise: [] as number[], requestTotal: [] as number[], lift: [] as number[] };
+  const samples = { parse: [] as number[], lower: [] as number[], serialise: [] as number[], requestTotal: [] as number[], lift: [] as number[], lowerAndLift: [] as number[] };
   for (let iteration = 0; iteration < warmup + iterations; iteration++) {
     const started = monotonicMilliseconds();
     const parsed = parseJson(requestText);
@@ -73,6 +75,7 @@ export function measureCoreConversion(requestText: string, answerSse: Buffer, it
     samples.serialise.push(serialisedAt - loweredAt);
     samples.requestTotal.push(serialisedAt - started);
     samples.lift.push(liftedAt - serialisedAt);
+    samples.lowerAndLift.push(loweredAt - parsedAt + (liftedAt - serialisedAt));
   }
   return {
     parse: summarize(samples.parse),
@@ -80,6 +83,7 @@ export function measureCoreConversion(requestText: string, answerSse: Buffer, it
     serialise: summarize(samples.serialise),
     requestTotal: summarize(samples.requestTotal),
     lift: summarize(samples.lift),
+    lowerAndLift: summarize(samples.lowerAndLift),
   };
 }
 
@@ -92,4 +96,20 @@ export function measureLiftPerEvent(answerSse: Buffer, lowered: LoweredRequest, 
     if (iteration >= 2) samples.push((monotonicMilliseconds() - started) / events);
   }
   return summarize(samples);
+}
+
+/**
+ * A fixed CPU workload (JSON round trips of the Codex request and a little arithmetic), timed so runs
+ * on differently loaded machines can be compared: the figures scale with it.
+ */
+export function measureCalibration(requestText: string): number {
+  const started = monotonicMilliseconds();
+  let total = 0;
+  for (let round = 0; round < 40; round++) {
+    const parsed = parseJson(requestText);
+    total += JSON.stringify(parsed.success ? parsed.value : null).length;
+  }
+  for (let index = 0; index < 5_000_000; index++) total += index % 7;
+  if (total < 0) throw new Error('unreachable');
+  return monotonicMilliseconds() - started;
 }

@@ -26,6 +26,21 @@ const builds = [
     sourcemap: true,
     external: ['vscode'],
   },
+  // The traffic panel's webview: everything it loads lives in dist/media (its only localResourceRoot).
+  {
+    entryPoints: ['media/traffic-panel.ts'],
+    outfile: 'dist/media/traffic-panel.js',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    bundle: true,
+    sourcemap: true,
+  },
+  {
+    entryPoints: ['media/traffic-panel.css'],
+    outfile: 'dist/media/traffic-panel.css',
+    bundle: true,
+  },
 ].filter((options) => options.entryPoints.every((entry) => existsSync(entry)));
 
 if (watch) {

@@ -3,11 +3,12 @@ import * as vscode from 'vscode';
 import { probeBackend } from './backend-probe.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus, type StartResult } from './bridge-controller.ts';
 import { BridgeSecrets } from './bridge-secrets.ts';
+import { registerCheckBackendCommand } from './check-backend-command.ts';
 import { buildCodexCommand } from './codex-command.ts';
 import { createOutputChannelLogger } from './output-channel-logger.ts';
 import { changedServerSettings, readBridgeSettings, settingId, SETTINGS_SECTION, type BridgeSettings } from './settings.ts';
 import { renderStatusBarItem } from './status-bar.ts';
-import { TrafficPlaceholderPanel } from './traffic-placeholder-panel.ts';
+import { TrafficPanel } from './traffic-panel.ts';
 import { registerWriteCodexConfigCommand } from './write-codex-config-command.ts';
 
 const REMEMBERED_PORT_KEY = 'freeformBridge.rememberedPort';
@@ -75,7 +76,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
   statusBarItem.show();
   context.subscriptions.push(controller.onDidChangeStatus(refreshStatusBar));
 
-  const trafficPanel = new TrafficPlaceholderPanel(controller);
+  const trafficPanel = new TrafficPanel(controller, {
+    extensionUri: context.extensionUri,
+    getBackendApiKey: () => secrets.getBackendApiKey(),
+    getSecretValues: () => secrets.listSecretValues(),
+  });
   context.subscriptions.push(trafficPanel);
   context.subscriptions.push(watchForBackendFailures(controller));
 
@@ -246,6 +251,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
       return command;
     }),
     vscode.commands.registerCommand('freeformBridge.showLog', () => channel.show()),
+    registerCheckBackendCommand({ logger, secrets, showLog: () => channel.show() }),
     registerWriteCodexConfigCommand({
       logger,
       secrets,

@@ -39,7 +39,7 @@ export const SOAK_TURNS: Readonly<Record<SoakScenario, MockTurn>> = {
   'rate-limited': { status: 429, headers: { 'retry-after': '1' } },
   unavailable: { status: 503 },
   'context-overflow': { failure: 'context-length' },
-  // Ended by the bridge's idle watchdog (the soak runs it at 2 s).
+  // Ended by the bridge's idle watchdog (the soak runs it at 5 s).
   'headers-never': { text: 'never', delayBeforeHeadersMs: 60_000 },
   // The client walks away during the silent prefill.
   'client-abort': { text: 'never', delayBeforeFirstByteMs: 60_000 },

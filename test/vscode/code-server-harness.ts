@@ -42,6 +42,8 @@ export interface CodeServer {
   port: number;
   directory: string;
   logFile: string;
+  /** Runs the code-server CLI (e.g. `--install-extension x.vsix`) against this server's profile and extensions folder. */
+  cli(...cliArguments: string[]): string;
   stop(): Promise<void>;
 }
 
@@ -148,5 +150,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     }
     if (!options.keep) rmSync(directory, { recursive: true, force: true });
   };
-  return { url: `http://127.0.0.1:${port}`, port, directory, logFile, stop };
+  const cli = (...cliArguments: string[]): string =>
+    execFileSync(binary, ['--config', configFile, '--user-data-dir', userData, '--extensions-dir', join(directory, 'extensions'), ...cliArguments], { env: environment, encoding: 'utf8' });
+  return { url: `http://127.0.0.1:${port}`, port, directory, logFile, cli, stop };
 }

@@ -477,3 +477,40 @@ describe('fuzz: every lifted custom call keeps its payload', () => {
     );
   });
 });
+
+describe('fuzz: shrunk counterexamples, kept as regressions', () => {
+  const frames = (...chunks: unknown[]): string => `${chunks.map((value) => `data: ${JSON.stringify(value)}\n\n`).join('')}data: [DONE]\n\n`;
+
+  it('a tool call that never gets a name fails the response instead of delivering a nameless call', () => {
+    const run = runPipeline(
+      cutBytes(frames({ choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: '{"cmd":"ls"}' } }] }, finish_reason: 'tool_calls' }] }), []),
+      'done',
+      new Set(),
+    );
+    assertStreamInvariants(run);
+    const terminal = run.events.at(-1);
+    assert.equal(terminal?.type, 'response.failed');
+    assert.match(JSON.stringify(terminal), /tool call without a function name \(arguments: .*cmd.*ls/);
+    assert.equal(run.events.filter((event) => event.type === 'response.output_item.added').length, 0, 'nothing was announced');
+  });
+
+  it('an empty nameless entry carries nothing and is ignored', () => {
+    const run = runPipeline(cutBytes(frames({ choices: [{ delta: { content: 'hi', tool_calls: [{}] }, finish_reason: 'stop' }] }), []), 'done', new Set());
+    assertStreamInvariants(run);
+    assert.equal(run.events.at(-1)?.type, 'response.completed');
+  });
+
+  it('a later entry in the other shape does not change the kind of an announced call', () => {
+    const run = runPipeline(
+      cutBytes(frames({ choices: [{ delta: { tool_calls: [{ function: { name: 'exec_command', arguments: '{"cmd":"ls"}' } }, { custom: {} }] }, finish_reason: 'stop' }] }), []),
+      'done',
+      new Set(),
+    );
+    assertStreamInvariants(run);
+    const done = run.events.flatMap((event) => (event.type === 'response.output_item.done' ? [event.item] : []));
+    assert.deepEqual(
+      done.map((item) => [item.type, item.type === 'function_call' ? item.arguments : null]),
+      [['function_call', '{"cmd":"ls"}']],
+    );
+  });
+});
