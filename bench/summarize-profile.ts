@@ -90,4 +90,9 @@ function main(): void {
   print('self time by function', byFunction, Number(values.top));
 }
 
+// `| head` closes the pipe early: that is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 main();

@@ -251,6 +251,7 @@ app.append(
     { className: 'top' },
     element('h1', { attributes: { id: 'title' }, text: 'Live traffic' }),
     statsLine,
+    notice,
   ),
   element(
     'div',
@@ -267,7 +268,6 @@ app.append(
     clearButton,
     exportButton,
   ),
-  notice,
   element(
     'div',
     { className: 'layout' },
@@ -429,21 +429,28 @@ function renderWarning(exchangeId: string, warning: WarningView, items: OutputIt
     warning.tool ? element('span', { className: 'item-name', text: warning.tool }) : null,
     warning.callId ? element('code', { className: 'call-id', text: warning.callId }) : null,
   );
+  const deliveredInput = delivered?.kind === 'custom_tool_call' ? delivered.input : delivered?.kind === 'function_call' ? delivered.arguments : null;
+  const sameAsDelivered = deliveredInput !== null && warning.raw !== null && deliveredInput.text === warning.raw.text;
+  const rawPayload = (): HTMLElement | null => {
+    if (!warning.raw) return null;
+    const payload = renderPayload(warning.raw, 'Raw payload', { kind: 'warningRaw', exchangeId, index: warning.index });
+    // The same text is shown with the call itself: folded here, still verbatim one click away.
+    if (!sameAsDelivered) return payload;
+    return element('details', { className: 'same-as-delivered' }, element('summary', { text: 'Raw payload (identical to the delivered input)' }), payload);
+  };
   const deliveredNote = (): HTMLElement | null => {
     if (warning.callId === null) return null;
     if (!delivered) return element('p', { className: 'delivered none', text: 'Nothing was delivered to Codex for this call.' });
-    const deliveredText = delivered.kind === 'custom_tool_call' ? delivered.input : delivered.kind === 'function_call' ? delivered.arguments : null;
-    const same = deliveredText !== null && warning.raw !== null && deliveredText.text === warning.raw.text;
     const jump = button('Show the delivered call', () => document.getElementById(`item-${delivered.index}`)?.focus(), { className: 'link' });
-    if (same || deliveredText === null) return element('p', { className: 'delivered' }, `Delivered ${same ? 'unchanged' : ''} as ${describeItem(delivered)}. `, jump);
-    return element('div', { className: 'delivered' }, element('p', {}, `Delivered instead as ${describeItem(delivered)}: `, jump), renderPayload(deliveredText, 'Delivered input', { kind: 'item', exchangeId, index: delivered.index }));
+    if (sameAsDelivered || deliveredInput === null) return element('p', { className: 'delivered' }, `Delivered ${sameAsDelivered ? 'unchanged ' : ''}as ${describeItem(delivered)}. `, jump);
+    return element('div', { className: 'delivered' }, element('p', {}, `Delivered instead as ${describeItem(delivered)}: `, jump), renderPayload(deliveredInput, 'Delivered input', { kind: 'item', exchangeId, index: delivered.index }));
   };
   return element(
     'article',
     { className: 'warning', attributes: { id: `warning-${warning.index}`, 'aria-label': `Warning ${warning.kind}${warning.tool ? ` for ${warning.tool}` : ''}` } },
     header,
     element('p', { className: 'warning-detail', text: warning.detail }),
-    warning.raw ? renderPayload(warning.raw, 'Raw payload', { kind: 'warningRaw', exchangeId, index: warning.index }) : null,
+    rawPayload(),
     deliveredNote(),
   );
 }
@@ -614,18 +621,20 @@ function renderDetail(): void {
   if (summary.error) {
     children.push(section(summary.status === 'rejected' ? 'Rejected' : 'Backend error', 'section-error', element('p', { className: 'error-line' }, element('span', { className: 'badge error', text: summary.error.code ?? 'error' }), ' ', summary.error.message)));
   }
+  // Warnings about a call first (they are what a mangled patch produces), then the request-level ones.
+  const warnings = [...detail.warnings].sort((left, right) => Number(left.callId === null) - Number(right.callId === null) || left.index - right.index);
   children.push(
-    section(
-      `Warnings (${detail.warnings.length})`,
-      'section-warnings',
-      detail.warnings.length === 0 ? element('p', { className: 'muted', text: 'No warnings.' }) : null,
-      ...detail.warnings.map((warning) => renderWarning(exchangeId, warning, detail.items)),
-    ),
     section(
       `Lifted custom tool calls (${lifted.length})`,
       'section-lifted',
       lifted.length === 0 ? element('p', { className: 'muted', text: 'No custom_tool_call delivered.' }) : null,
       ...lifted.map((item) => renderItem(exchangeId, item)),
+    ),
+    section(
+      `Warnings (${detail.warnings.length})`,
+      'section-warnings',
+      warnings.length === 0 ? element('p', { className: 'muted', text: 'No warnings.' }) : null,
+      ...warnings.map((warning) => renderWarning(exchangeId, warning, detail.items)),
     ),
     section(
       `Function calls (${functions.length})`,

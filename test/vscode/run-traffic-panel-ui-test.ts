@@ -285,14 +285,17 @@ async function main(): Promise<number> {
     });
 
     await check('a screenshot of the panel with the lifted call and its warning is saved', async () => {
-      await panel.locator('#detail').evaluate((element) => {
-        element.scrollTop = 0;
-      });
-      await panel.locator('#section-warnings').scrollIntoViewIfNeeded();
+      await panel.locator('#section-lifted').evaluate((element) => element.scrollIntoView({ block: 'start' }));
       mkdirSync(screenshotFolder, { recursive: true });
       const file = join(screenshotFolder, 'traffic-panel.png');
       await workbench.screenshot({ path: file });
       console.log(`      ${file}`);
+    });
+
+    await check('"Copy as curl" answers in the panel\'s status line (copied, or why the clipboard refused)', async () => {
+      await panel.locator('.detail-actions button', { hasText: 'Copy as curl' }).click();
+      await panel.locator('#notice', { hasText: /curl command|clipboard/ }).waitFor({ timeout: 10_000 });
+      console.log(`      "${(await panel.locator('#notice').textContent()) ?? ''}"`);
     });
 
     await check('"Open as JSON" on the lifted call opens it as a JSON document in an editor', async () => {

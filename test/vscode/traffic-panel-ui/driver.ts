@@ -107,6 +107,16 @@ export async function run(): Promise<void> {
     const verdict = JSON.parse(readFileSync(done, 'utf8')) as { ok: boolean; message?: string };
     await vscode.commands.executeCommand('freeformBridge.stop');
     if (!verdict.ok) throw new Error(`the workbench checks failed: ${verdict.message ?? ''}`);
+    // The runner clicked "Copy as curl" last (before "Open as JSON", which does not touch the clipboard).
+    const clipboard = await Promise.resolve(vscode.env.clipboard.readText()).catch(() => '');
+    if (clipboard.startsWith('curl ')) {
+      assert.ok(!clipboard.includes(token) && !clipboard.includes(BACKEND_API_KEY), 'the copied curl command carries no secret');
+      assert.ok(clipboard.includes('"Authorization: Bearer $FREEFORM_BRIDGE_BACKEND_API_KEY"'), clipboard.slice(0, 400));
+      assert.ok(clipboard.includes('/chat/completions'), clipboard.slice(0, 400));
+      console.log('    ✔ (extension host) the copied curl command targets the backend and reads the API key from the environment, with no secret in it');
+    } else {
+      console.log(`    - (extension host) the clipboard could not be read back here (${JSON.stringify(clipboard.slice(0, 40))}); renderCurlCommand's unit tests cover the redaction`);
+    }
   } catch (error) {
     report({ phase: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
     throw error;
