@@ -45,14 +45,15 @@ const quick = flags.quick === true;
 
 /** Iteration counts: bounded so the whole run stays under three minutes on a busy 2-core machine. */
 const settings = {
-  nonStreamPairs: { '50 kB': quick ? 150 : 800, '2 MB': quick ? 10 : 40, '10 MB': quick ? 4 : 12 },
+  nonStreamPairs: { '50 kB': quick ? 150 : 600, '2 MB': quick ? 10 : 30, '10 MB': quick ? 4 : 8 },
   nonStreamWarmup: { '50 kB': 100, '2 MB': 4, '10 MB': 2 },
-  firstDeltaPairs: quick ? 150 : 600,
+  firstDeltaPairs: quick ? 150 : 400,
   burstPairs: quick ? 6 : 20,
   pacedPairs: quick ? 1 : 2,
   throughputClients: 32,
-  throughputWindowSeconds: quick ? 1.5 : 3,
-  throughputRounds: 2,
+  /** Short windows, alternating sides, so a busy moment of the machine does not land on one side only. */
+  throughputWindowSeconds: quick ? 0.5 : 1,
+  throughputRounds: quick ? 4 : 6,
   memoryRequests: quick ? 100 : 500,
   memoryConcurrency: 4,
   coreIterations: { '50 kB': quick ? 100 : 400, '2 MB': quick ? 5 : 20, '10 MB': quick ? 3 : 8 },
@@ -65,8 +66,14 @@ const SIZES: ReadonlyArray<{ label: SizeLabel; bytes: number }> = [
   { label: '10 MB', bytes: 10 * MEGABYTE },
 ];
 
+const runStartedAt = performance.now();
+/** Seconds since the start of the run at which each phase began, for the JSON report. */
+const phaseStarts: Record<string, number> = {};
+
 function progress(text: string): void {
-  process.stderr.write(`[bench] ${text}\n`);
+  const seconds = (performance.now() - runStartedAt) / 1000;
+  phaseStarts[text] = Math.round(seconds * 10) / 10;
+  process.stderr.write(`[bench ${seconds.toFixed(0).padStart(3)} s] ${text}\n`);
 }
 
 function sleep(milliseconds: number): Promise<void> {
@@ -539,6 +546,7 @@ async function main(): Promise<void> {
         calibrationMs: { before: Math.round(calibrationBefore), after: Math.round(calibrationAfter) },
       },
       settings: { ...settings, mockProfile: 'vllm-hermes', mockValidates: flags['no-validate'] !== true, cpuProfile: flags['cpu-prof'] === true },
+      phaseStartSeconds: phaseStarts,
       requests: Object.fromEntries(SIZES.map(({ label }) => [label, requestBytes[label]])),
       targets: rows,
       missed: missed.map((row) => row.measurement),

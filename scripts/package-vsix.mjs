@@ -7,7 +7,7 @@
 // and vsce packs that folder (it still validates the manifest, the icon, the entry point and the README).
 //
 // In the .vsix: dist/ without the CLI bundle and source maps, media/ without webview sources
-// (*.ts, tsconfig), README.md, CHANGELOG.md, LICENSE and package.json.
+// (*.ts, tsconfig, files whose built copy is in dist/media/), README.md, CHANGELOG.md, LICENSE and package.json.
 //
 // Usage: node scripts/package-vsix.mjs [--out FILE] [--no-build] [--ls]
 //   --out FILE   where to write the .vsix (default: ./<name>-<version>.vsix)
@@ -32,7 +32,8 @@ const out = outIndex >= 0 ? resolve(argv[outIndex + 1] ?? '') : join(root, `${ma
 const DOCUMENTS = ['README.md', 'CHANGELOG.md', 'LICENSE'];
 const leaveOut = {
   dist: (path) => path === 'cli.js' || path.endsWith('.map'),
-  media: (path) => /\.(ts|tsx|map)$/.test(path) || /(^|\/)tsconfig[^/]*\.json$/.test(path),
+  // Webview sources: TypeScript, and any file esbuild copies into dist/media/ (the panel loads only that copy).
+  media: (path) => /\.(ts|tsx|map)$/.test(path) || /(^|\/)tsconfig[^/]*\.json$/.test(path) || existsSync(join(root, 'dist', 'media', path)),
 };
 
 function run(command, args, cwd) {

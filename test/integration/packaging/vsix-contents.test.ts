@@ -55,7 +55,10 @@ function isAllowedInVsix(path: string): boolean {
   if (['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(path)) return true;
   // The bundles esbuild writes (extension, webview script and styles), without the CLI and source maps.
   if (path.startsWith('dist/')) return path !== 'dist/cli.js' && !path.endsWith('.map');
-  if (path.startsWith('media/')) return !/\.(ts|tsx|map)$/.test(path) && !/(^|\/)tsconfig[^/]*\.json$/.test(path);
+  if (path.startsWith('media/')) {
+    // Webview sources stay out: TypeScript, tsconfig, and files whose built copy is in dist/media/.
+    return !/\.(ts|tsx|map)$/.test(path) && !/(^|\/)tsconfig[^/]*\.json$/.test(path) && !existsSync(join(root, 'dist', path));
+  }
   return false;
 }
 

@@ -53,8 +53,9 @@ describe('TrafficStore memory bound: 500 turns of 2 MB requests', () => {
   it('distinct 2 MB requests (worst case): growth stays within the body budget plus a fixed allowance', (context) => {
     const before = measure();
     const store = new TrafficStore({ redactText: (text) => redactSecrets(text, SECRETS) });
-    // Every turn's request is new text (nothing shared), so only the byte budget bounds the bodies.
-    const filler = 'q'.repeat(REQUEST_BYTES - 64);
+    // Every turn's request is new text (nothing shared), so only the byte budget bounds the bodies. One
+    // non-Latin-1 character makes V8 store the whole text with two bytes per character: the worst case.
+    const filler = `→${'q'.repeat(REQUEST_BYTES - 64)}`;
     runSession(store, (turn) => [{ role: 'user', content: `turn ${turn} ${filler}` }]);
     const after = measure();
     const growth = after.total - before.total;
