@@ -1,4 +1,4 @@
-// Bundles the CLI and (later) the extension with esbuild. Type checking is separate (`npm run check-types`).
+// Bundles the CLI, the extension and the webview with esbuild. Type checking is separate (`npm run check-types`).
 import * as esbuild from 'esbuild';
 import { existsSync } from 'node:fs';
 

@@ -24,7 +24,16 @@ export interface ExchangeStartEvent {
   clientStream: boolean;
   promptCacheKey: string | null;
   /** Tools by kind and what lowering did with each (lowered, bridged, dropped and why). */
-  tools: ReadonlyArray<{ name: string; namespace: string | null; kind: string; disposition: string; wireName: string | null; reason: string | null }>;
+  tools: ReadonlyArray<{
+    name: string;
+    namespace: string | null;
+    kind: string;
+    /** Where Codex declared it: top-level `tools` or an `additional_tools` carrier (hoisted). */
+    source: 'tools' | 'additional_tools';
+    disposition: string;
+    wireName: string | null;
+    reason: string | null;
+  }>;
   toolChoice: { original: unknown; sent: unknown };
   inputItems: number;
   requestBytes: number;

@@ -56,7 +56,7 @@ export interface BridgeControllerDependencies {
   portMemory: PortMemory;
 }
 
-/** Exchanges the placeholder traffic view keeps; older ones fall off (style.md §10: bounded). */
+/** Text lines kept for the status bar tooltip and the test API; older ones fall off (style.md §10: bounded). */
 export const TRAFFIC_LINE_LIMIT = 200;
 
 type Listener<T> = (value: T) => void;

@@ -1,8 +1,8 @@
 import type { ExchangeEndEvent, ExchangeRejectedEvent } from '../core/traffic-event.ts';
 
 /**
- * One plain-text line per finished exchange, for the placeholder traffic view and the status bar
- * tooltip. The real panel (issue #5) renders the structured events instead.
+ * One plain-text line per finished exchange, for the status bar tooltip and the extension's test
+ * API. The traffic panel renders the structured events instead.
  */
 export function formatTrafficLine(event: ExchangeEndEvent | ExchangeRejectedEvent): string {
   if (event.type === 'exchange-rejected') {

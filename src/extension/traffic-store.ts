@@ -168,12 +168,6 @@ function callIdOf(item: ResponsesOutputItem): string | null {
   return item.type === 'custom_tool_call' || item.type === 'function_call' ? item.call_id : null;
 }
 
-/** Reads `source` from a tool record: present at run time though ExchangeStartEvent's type omits it. */
-function sourceOf(tool: ExchangeStartEvent['tools'][number]): string | null {
-  const source: unknown = (tool as { source?: unknown }).source;
-  return typeof source === 'string' ? source : null;
-}
-
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -444,7 +438,7 @@ export class TrafficStore {
         name: tool.name,
         namespace: tool.namespace,
         kind: tool.kind,
-        source: sourceOf(tool),
+        source: tool.source,
         disposition: tool.disposition,
         wireName: tool.wireName,
         reason: tool.reason,

@@ -28,9 +28,9 @@ export function startEvent(exchangeId: string, loweredRequest: ChatRequest = cre
     clientStream: true,
     promptCacheKey: null,
     tools: [
-      { name: 'apply_patch', namespace: null, kind: 'custom', disposition: 'bridged', wireName: 'apply_patch', reason: null },
-      { name: 'close_agent', namespace: 'multi_agent_v1', kind: 'function', disposition: 'lowered', wireName: 'multi_agent_v1__close_agent', reason: null },
-      { name: 'web_search', namespace: null, kind: 'web_search', disposition: 'dropped', wireName: null, reason: "hosted tool kind 'web_search' cannot run on a Chat Completions backend" },
+      { name: 'apply_patch', namespace: null, kind: 'custom', source: 'tools', disposition: 'bridged', wireName: 'apply_patch', reason: null },
+      { name: 'close_agent', namespace: 'multi_agent_v1', kind: 'function', source: 'tools', disposition: 'lowered', wireName: 'multi_agent_v1__close_agent', reason: null },
+      { name: 'web_search', namespace: null, kind: 'web_search', source: 'tools', disposition: 'dropped', wireName: null, reason: "hosted tool kind 'web_search' cannot run on a Chat Completions backend" },
     ],
     toolChoice: { original: { type: 'custom', name: 'apply_patch' }, sent: { type: 'function', function: { name: 'apply_patch' } } },
     inputItems: 3,
