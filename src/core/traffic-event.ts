@@ -1,4 +1,5 @@
 import type { ChatRequest } from './chat/chat-completions-api.ts';
+import type { ToolSummary } from './lower/lower-tools.ts';
 import type { ResponsesOutputItem, ResponsesUsage } from './responses/responses-output.ts';
 import type { BridgeWarning } from './warnings.ts';
 
@@ -24,16 +25,7 @@ export interface ExchangeStartEvent {
   clientStream: boolean;
   promptCacheKey: string | null;
   /** Tools by kind and what lowering did with each (lowered, bridged, dropped and why). */
-  tools: ReadonlyArray<{
-    name: string;
-    namespace: string | null;
-    kind: string;
-    /** Where Codex declared it: top-level `tools` or an `additional_tools` carrier (hoisted). */
-    source: 'tools' | 'additional_tools';
-    disposition: string;
-    wireName: string | null;
-    reason: string | null;
-  }>;
+  tools: readonly ToolSummary[];
   toolChoice: { original: unknown; sent: unknown };
   inputItems: number;
   requestBytes: number;

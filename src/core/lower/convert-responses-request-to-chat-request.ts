@@ -9,7 +9,7 @@ import type { BridgeWarning, WarningLedger } from '../warnings.ts';
 import { convertInputItems } from './convert-input-items.ts';
 import { convertRequestFields } from './convert-request-fields.ts';
 import { hoistAdditionalTools, type IndexedInputItem } from './hoist-additional-tools.ts';
-import { lowerTools, type LoweredToolRecord, type ToolDeclaration, type ToolDisposition } from './lower-tools.ts';
+import { lowerTools, type LoweredToolRecord, type ToolDeclaration, type ToolSummary } from './lower-tools.ts';
 import { createPendingWarning, resolvePendingWarnings } from './pending-warning.ts';
 import { rewriteToolChoice } from './rewrite-tool-choice.ts';
 
@@ -22,16 +22,7 @@ export interface RequestSummary {
   inputItems: number;
   /** Codex's thread id: stable across the requests of one session (codex-wire.md §6). */
   promptCacheKey: string | null;
-  tools: Array<{
-    name: string;
-    namespace: string | null;
-    /** `function`, `custom`, or the hosted kind (`web_search`, `tool_search` …). */
-    kind: string;
-    source: 'tools' | 'additional_tools';
-    disposition: ToolDisposition;
-    wireName: string | null;
-    reason: string | null;
-  }>;
+  tools: ToolSummary[];
   toolChoice: { original: unknown; sent: unknown };
 }
 

@@ -20,16 +20,21 @@ export interface ToolDeclaration {
 
 export type ToolDisposition = 'lowered' | 'bridged' | 'passthrough' | 'dropped';
 
-/** What lowering did with one declared tool (namespace members count one each). */
-export interface LoweredToolRecord {
+/** What lowering did with one declared tool (namespace members count one each), as the panel shows it. */
+export interface ToolSummary {
   name: string;
   namespace: string | null;
   /** `function`, `custom`, or the hosted kind (`web_search`, `tool_search` …). */
   kind: string;
+  /** Where Codex declared it: top-level `tools` or an `additional_tools` carrier (hoisted). */
   source: 'tools' | 'additional_tools';
   disposition: ToolDisposition;
   wireName: string | null;
+  /** Why it was dropped or rewritten; null when lowered as declared. */
   reason: string | null;
+}
+
+export interface LoweredToolRecord extends ToolSummary {
   /** What goes upstream; null when dropped. */
   chatTool: ChatTool | null;
   mapEntry: ToolMapEntry | null;
