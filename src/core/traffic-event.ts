@@ -1,5 +1,5 @@
 import type { ChatRequest } from './chat/chat-completions-api.ts';
-import type { ToolSummary } from './lower/lower-tools.ts';
+import type { ToolSummary } from './lower/tool-summary.ts';
 import type { ResponsesOutputItem, ResponsesUsage } from './responses/responses-output.ts';
 import type { BridgeWarning } from './warnings.ts';
 

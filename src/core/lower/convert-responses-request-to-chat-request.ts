@@ -9,7 +9,8 @@ import type { BridgeWarning, WarningLedger } from '../warnings.ts';
 import { convertInputItems } from './convert-input-items.ts';
 import { convertRequestFields } from './convert-request-fields.ts';
 import { hoistAdditionalTools, type IndexedInputItem } from './hoist-additional-tools.ts';
-import { lowerTools, type LoweredToolRecord, type ToolDeclaration, type ToolSummary } from './lower-tools.ts';
+import { lowerTools, type LoweredToolRecord, type ToolDeclaration } from './lower-tools.ts';
+import type { ToolSummary } from './tool-summary.ts';
 import { createPendingWarning, resolvePendingWarnings } from './pending-warning.ts';
 import { rewriteToolChoice } from './rewrite-tool-choice.ts';
 

@@ -6,6 +6,7 @@ import type { ResponsesCustomToolFormat, ResponsesNamespaceMember, ResponsesTool
 import { NAMESPACE_SEPARATOR, toWireName, type ToolMapEntry } from '../tool-map.ts';
 import { createWarning } from '../warnings.ts';
 import { createPendingWarning, type PendingWarning } from './pending-warning.ts';
+import type { ToolDisposition, ToolSummary } from './tool-summary.ts';
 
 /** Renders a compact valid payload for a grammar, or null (BridgeOptions.grammarExamples). */
 export type GrammarExampleRenderer = (toolName: string, grammar: { syntax: string; definition: string }) => string | null;
@@ -18,21 +19,6 @@ export interface ToolDeclaration {
   path: string;
 }
 
-export type ToolDisposition = 'lowered' | 'bridged' | 'passthrough' | 'dropped';
-
-/** What lowering did with one declared tool (namespace members count one each), as the panel shows it. */
-export interface ToolSummary {
-  name: string;
-  namespace: string | null;
-  /** `function`, `custom`, or the hosted kind (`web_search`, `tool_search` …). */
-  kind: string;
-  /** Where Codex declared it: top-level `tools` or an `additional_tools` carrier (hoisted). */
-  source: 'tools' | 'additional_tools';
-  disposition: ToolDisposition;
-  wireName: string | null;
-  /** Why it was dropped or rewritten; null when lowered as declared. */
-  reason: string | null;
-}
 
 export interface LoweredToolRecord extends ToolSummary {
   /** What goes upstream; null when dropped. */
