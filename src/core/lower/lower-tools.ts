@@ -6,7 +6,7 @@ import type { ResponsesCustomToolFormat, ResponsesNamespaceMember, ResponsesTool
 import { NAMESPACE_SEPARATOR, toWireName, type ToolMapEntry } from '../tool-map.ts';
 import { createWarning } from '../warnings.ts';
 import { createPendingWarning, type PendingWarning } from './pending-warning.ts';
-import type { ToolDisposition, ToolSummary } from './tool-summary.ts';
+import type { ToolSummary } from './tool-summary.ts';
 
 /** Renders a compact valid payload for a grammar, or null (BridgeOptions.grammarExamples). */
 export type GrammarExampleRenderer = (toolName: string, grammar: { syntax: string; definition: string }) => string | null;
