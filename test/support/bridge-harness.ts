@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { parseJson } from '../../src/core/parse-json.ts';
 import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
@@ -79,4 +80,16 @@ export function terminalEvent(events: SseExchange['events']): SseExchange['event
   const last = events.at(-1);
   if (!last) throw new Error('no events');
   return last;
+}
+
+/** A loopback port that was free a moment ago: nothing listens there (connection refused). */
+export function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
 }

@@ -22,6 +22,7 @@ import { format } from 'node:util';
 import * as esbuild from 'esbuild';
 import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
 import { startMockBackend, type MockBackend } from '../support/mock-backend/create-mock-backend.ts';
+import { assertThat, createCheckRecorder } from './check-recorder.ts';
 import { CHROMIUM_ARGUMENTS, startCodeServer, type CodeServer } from './code-server-harness.ts';
 import { CAPTURE_VARIABLE, CONTROL_DIRECTORY_VARIABLE, DONE_FILE, HOSTILE_PATCH, SNAPSHOT_CHECKED_FILE, UI_MARKER, type DriverPhase } from './traffic-panel-ui/markers.ts';
 
@@ -34,27 +35,8 @@ const TOTAL_TIMEOUT_MS = Number(process.env.FREEFORM_BRIDGE_VSCODE_TIMEOUT_MS ??
 const CAPTURE = resolve('../shared/reference/captures/b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json');
 const NOISE = /^Creation of workbench contribution|^\[(AgentHost|ChatModelSelection|AccountPolicyGate|reconnection-grace-time)|^(Resolving|Resolved) connection token|^Creating a socket|^Updating additional builtin|^\[Service Worker\]|getaddrinfo ENOTFOUND|Timed out waiting for authentication provider/;
 
-const startedAt = Date.now();
-const elapsed = (): string => `${((Date.now() - startedAt) / 1000).toFixed(1)}s`;
-let passed = 0;
-let failed = 0;
+const { tally, elapsed, check } = createCheckRecorder();
 
-async function check<T>(name: string, body: () => Promise<T>): Promise<T> {
-  try {
-    const value = await body();
-    passed += 1;
-    console.log(`    ✔ ${name} [${elapsed()}]`);
-    return value;
-  } catch (error) {
-    failed += 1;
-    console.log(`    ✗ ${name} [${elapsed()}]`);
-    throw error;
-  }
-}
-
-function assertThat(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new Error(message);
-}
 
 async function bundleDriver(): Promise<string> {
   const outfile = resolve('out/test/vscode/traffic-panel-ui/driver.js');
@@ -326,7 +308,7 @@ async function main(): Promise<number> {
         // No log to show.
       }
     }
-    failed = Math.max(failed, 1);
+    tally.failed = Math.max(tally.failed, 1);
     return 1;
   } finally {
     clearTimeout(watchdog);
@@ -340,6 +322,6 @@ async function main(): Promise<number> {
 console.log('traffic panel UI: a scripted session through the bridge, seen in the live traffic panel');
 void main().then((code) => {
   console.log(`traffic panel UI finished in ${elapsed()}`);
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed > 0 ? Math.max(code, 1) : 0);
+  console.log(`${tally.passed} passed, ${tally.failed} failed`);
+  process.exit(tally.failed > 0 ? Math.max(code, 1) : 0);
 });

@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { FAKE_MODEL, startFakeBackend, type FakeBackend } from './suite/fake-backend.ts';
+import { createCheckRecorder } from './check-recorder.ts';
 import { CHROMIUM_ARGUMENTS, startCodeServer, type CodeServer } from './code-server-harness.ts';
 
 const workspace = 'test/vscode/fixtures/workspace';
@@ -30,24 +31,7 @@ const extensionId = `${manifest.publisher}.${manifest.name}`;
 /** The workbench needs 7–11 s to come up on two idle cores; a loaded CI machine needs far more. */
 const UI_TIMEOUT_MS = Number(process.env.FREEFORM_BRIDGE_VSIX_UI_TIMEOUT_MS ?? 90_000);
 
-const startedAt = Date.now();
-const elapsed = (): string => `${((Date.now() - startedAt) / 1000).toFixed(1)}s`;
-let passed = 0;
-let failed = 0;
-
-/** One named check: prints ✔ or ✗ like the suites do and keeps going only while the checks pass. */
-async function check<T>(name: string, body: () => Promise<T>): Promise<T> {
-  try {
-    const value = await body();
-    passed += 1;
-    console.log(`    ✔ ${name} [${elapsed()}]`);
-    return value;
-  } catch (error) {
-    failed += 1;
-    console.log(`    ✗ ${name} [${elapsed()}]`);
-    throw error;
-  }
-}
+const { tally, elapsed, check } = createCheckRecorder();
 
 function packageVsix(folder: string): string {
   const out = join(folder, `${manifest.name}-${manifest.version}.vsix`);
@@ -181,7 +165,7 @@ async function main(): Promise<number> {
       })();
       if (tail) console.error(`--- last lines of ${server.logFile} ---\n${tail}`);
     }
-    failed = Math.max(failed, 1);
+    tally.failed = Math.max(tally.failed, 1);
     return 1;
   } finally {
     await browser?.close().catch(() => undefined);
@@ -194,6 +178,6 @@ async function main(): Promise<number> {
 console.log('vsix phase: the packaged extension, installed like a user installs it');
 void main().then((code) => {
   console.log(`vsix phase finished in ${elapsed()}`);
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed > 0 ? Math.max(code, 1) : 0);
+  console.log(`${tally.passed} passed, ${tally.failed} failed`);
+  process.exit(tally.failed > 0 ? Math.max(code, 1) : 0);
 });

@@ -1,10 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { startMockBackend, type EngineProfile, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 import type { MidStreamErrorKind } from '../../support/mock-backend/script.ts';
 import { assertCodexAcceptsStream } from '../../support/codex-stream-oracle.ts';
-import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
+import { findFreePort, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { failedStreamError, jsonError, runExchange, waitUntil, type ObservedExchange } from '../../support/exchange-outcome.ts';
 import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
 
@@ -32,20 +31,9 @@ function assertFailedStream(observed: ObservedExchange, expected: { code: string
   assertLoggedFailure(observed, error.message);
 }
 
-async function findClosedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 describe('backend unreachable before anything was sent', () => {
   it('connection refused → 503 backend_unreachable with Retry-After, for streams too', async () => {
-    const port = await findClosedPort();
+    const port = await findFreePort();
     const bridge = await startTestBridge({ backendUrl: `http://127.0.0.1:${port}/v1` });
     try {
       for (const body of [STREAM, JSON_ONLY]) {

@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 import { assertCodexAcceptsStream } from '../../support/codex-stream-oracle.ts';
 import {
@@ -12,6 +11,7 @@ import {
   startTestBridge,
   terminalEvent,
   type StartedBridge,
+  findFreePort,
 } from '../../support/bridge-harness.ts';
 
 const TRICKY_INPUT = readReferenceText('backend-examples/tricky-input.txt');
@@ -21,17 +21,6 @@ const TRICKY_INPUT_XML_TRIMMED = TRICKY_INPUT.replace(/\n$/, '');
 const FREEFORM_REQUEST = readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json');
 const CODE_MODE_REQUEST = readCapture('c_code_mode_only_additional_tools_gpt-6-sol_v0.171.req1.json');
 const DEFAULT_REQUEST = readCapture('a_default_qwen3-coder_v0.171.req1.json');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 describe('POST /v1/responses against a vLLM qwen3_coder backend', () => {
   let backend: MockBackend;
@@ -257,7 +246,7 @@ describe('error mapping for Codex', () => {
   });
 
   it('reports an unreachable backend as 503 naming the URL', async () => {
-    const port = await freePort();
+    const port = await findFreePort();
     const lonely = await startTestBridge({ backendUrl: `http://127.0.0.1:${port}/v1` });
     try {
       const result = await errorOf(await postResponses(lonely.url, DEFAULT_REQUEST));
