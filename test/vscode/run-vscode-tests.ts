@@ -60,6 +60,9 @@ async function answerExtensionQuickPicks(page: Page): Promise<void> {
     const firstRow = quickInput.locator('.quick-input-list .monaco-list-row').first();
     await firstRow.waitFor({ timeout: 2_000 });
     const label = (await firstRow.locator('.label-name').first().innerText({ timeout: 500 })).trim();
+    // Focus may sit elsewhere (ignoreFocusOut keeps the pick open), so Enter alone can land in an
+    // editor: focus the pick's own input first, then accept its active (first) item.
+    await quickInput.locator('.quick-input-box input').focus({ timeout: 500 });
     await page.keyboard.press('Enter');
     userActions.push(`picked "${label}" in "${title}"`);
     await quickInput.waitFor({ state: 'hidden', timeout: 2_000 }).catch(() => undefined);
