@@ -1,5 +1,5 @@
 /**
- * Starting the bench's child processes. Both are bundled with esbuild the way `dist/cli.js` is
+ * Starting the bench's child processes. All are bundled with esbuild the way `dist/cli.js` is
  * (CommonJS, node20, one file), so the bridge runs the same kind of code a user runs, without a
  * TypeScript loader in the process being measured.
  */
@@ -17,6 +17,8 @@ const BUILD_DIRECTORY = resolve(RESULTS_DIRECTORY, 'build');
 export interface ChildBundles {
   bridge: string;
   mock: string;
+  /** The reference minimal Node hop (bench/children/floor-child.ts). */
+  floor: string;
 }
 
 const PYTHON_JSON_SCAN = 'export function findPythonJsonError(';
@@ -53,11 +55,16 @@ export function findPythonJsonError(text: string): PythonJsonError | null {
 
 export async function bundleChildren(): Promise<ChildBundles> {
   mkdirSync(BUILD_DIRECTORY, { recursive: true });
-  const bundles: ChildBundles = { bridge: resolve(BUILD_DIRECTORY, 'bridge-child.cjs'), mock: resolve(BUILD_DIRECTORY, 'mock-child.cjs') };
+  const bundles: ChildBundles = {
+    bridge: resolve(BUILD_DIRECTORY, 'bridge-child.cjs'),
+    mock: resolve(BUILD_DIRECTORY, 'mock-child.cjs'),
+    floor: resolve(BUILD_DIRECTORY, 'floor-child.cjs'),
+  };
   const common: esbuild.BuildOptions = { platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, logLevel: 'warning' };
   await Promise.all([
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/bridge-child.ts')], outfile: bundles.bridge }),
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/mock-child.ts')], outfile: bundles.mock, plugins: [fastPythonJsonCheck] }),
+    esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/floor-child.ts')], outfile: bundles.floor }),
   ]);
   return bundles;
 }

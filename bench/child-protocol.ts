@@ -1,6 +1,6 @@
 /**
- * Messages between the benchmark and its two child processes (the bridge and the mock backend),
- * over Node's IPC channel. Bench-only: nothing here is part of the product.
+ * Messages between the benchmark and its child processes (the bridge, the mock backend and the
+ * reference minimal hop), over Node's IPC channel. Bench-only: nothing here is part of the product.
  */
 
 export interface ReadyMessage {
@@ -8,7 +8,7 @@ export interface ReadyMessage {
   url: string;
 }
 
-/** Bridge child: optionally collect garbage (the child runs with --expose-gc), then report memory. */
+/** Bridge and hop children: optionally collect garbage (they run with --expose-gc), then report memory. */
 export interface MemoryRequest {
   type: 'memory';
   id: number;

@@ -6,8 +6,15 @@
  *   bridge = this process posts the Responses request to the bridge, which posts to the same mock.
  *   added  = bridge − direct, per interleaved pair (p50/p99 of the differences).
  *
- * The bridge and the mock each run in a child process of their own, bundled like dist/cli.js, so the
- * bridge's CPU and memory are its alone: CPU time and RSS are read from /proc/<pid>/{stat,status} by
+ * A third side, hop, is a reference: the lowered Chat request through a minimal Node proxy
+ * (bench/children/floor-child.ts: parse, stringify, forward with undici, relay; no bridge logic) to the
+ * same mock. It runs in the 50 kB non-streaming, time-to-first-delta and throughput phases,
+ * interleaved with the other two (the order rotates through all six per iteration or round), and its
+ * rows (target "—", reference = hop − direct) show what any Node proxy hop costs on this machine, so
+ * the bridge's own cost is roughly bridge − hop. They change nothing in the targets or their pass/fail.
+ *
+ * The bridge, the hop and the mock each run in a child process of their own, bundled like dist/cli.js,
+ * so the bridge's CPU and memory are its alone: CPU time and RSS are read from /proc/<pid>/{stat,status} by
  * this process. For the memory figures the bridge child runs with --expose-gc and collects garbage
  * when asked over IPC (bench/children/bridge-child.ts), so "after" is live memory, not garbage that
  * V8 has simply not collected yet; the product has no such hook.
@@ -80,7 +87,7 @@ function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolveSleep) => setTimeout(resolveSleep, milliseconds));
 }
 
-// ---------- the two sides of one workload ----------
+// ---------- the sides of one workload ----------
 
 interface Workload {
   label: string;
@@ -102,6 +109,8 @@ function createWorkload(label: string, targetBytes: number, answer: AnswerName, 
 interface Sides {
   direct: Endpoint;
   bridge: Endpoint;
+  /** The reference minimal Node hop; it is sent the direct side's body (the lowered Chat request). */
+  hop: Endpoint;
 }
 
 /** Runs `count` pairs after `warmup` unrecorded ones, alternating which side goes first. */
@@ -122,6 +131,37 @@ async function measurePairs<T>(count: number, warmup: number, direct: () => Prom
   return pairs;
 }
 
+type Side = 'direct' | 'bridge' | 'hop';
+
+/**
+ * The order of the three sides per iteration (or throughput round). Each order is followed by its
+ * reverse, so over every two iterations each side sits on average in the middle and each side of any
+ * two goes first as often as the other; six iterations run all six orders once.
+ */
+const THREE_SIDE_ORDERS: ReadonlyArray<readonly [Side, Side, Side]> = [
+  ['direct', 'bridge', 'hop'],
+  ['hop', 'bridge', 'direct'],
+  ['bridge', 'hop', 'direct'],
+  ['direct', 'hop', 'bridge'],
+  ['hop', 'direct', 'bridge'],
+  ['bridge', 'direct', 'hop'],
+];
+
+function threeSideOrder(index: number): readonly [Side, Side, Side] {
+  return THREE_SIDE_ORDERS[index % THREE_SIDE_ORDERS.length] as readonly [Side, Side, Side];
+}
+
+/** Runs `count` triples after `warmup` unrecorded ones, rotating the order of the sides. */
+async function measureTriples<T>(count: number, warmup: number, calls: Record<Side, () => Promise<T>>): Promise<Array<Record<Side, T>>> {
+  const triples: Array<Record<Side, T>> = [];
+  for (let index = 0; index < warmup + count; index++) {
+    const results: Partial<Record<Side, T>> = {};
+    for (const side of threeSideOrder(index)) results[side] = await calls[side]();
+    if (index >= warmup) triples.push(results as Record<Side, T>);
+  }
+  return triples;
+}
+
 function expectOk(status: number, what: string): void {
   if (status !== 200) throw new Error(`${what} answered HTTP ${status}`);
 }
@@ -138,6 +178,22 @@ function compare(directValues: number[], bridgeValues: number[]): AddedLatency {
     direct: summarize(directValues),
     bridge: summarize(bridgeValues),
     added: summarize(bridgeValues.map((value, index) => value - (directValues[index] as number))),
+  };
+}
+
+/** The reference hop's figures for one workload (informational; no target). */
+interface HopReference {
+  hop: Summary;
+  /** Per interleaved triple: hop − direct, against the same direct calls the bridge is compared with. */
+  added: Summary;
+}
+
+function compareTriples(triples: ReadonlyArray<Record<Side, number>>): { latency: AddedLatency; hop: HopReference } {
+  const direct = triples.map((triple) => triple.direct);
+  const hop = triples.map((triple) => triple.hop);
+  return {
+    latency: compare(direct, triples.map((triple) => triple.bridge)),
+    hop: { hop: summarize(hop), added: summarize(hop.map((value, index) => value - (direct[index] as number))) },
   };
 }
 
@@ -163,6 +219,18 @@ async function checkAnswers(sides: Sides, workloads: { nonStream: Workload; stre
   // The backend's own stream for the short answer, kept for the core lift benchmark.
   const answer = await postForText(sides.direct, workloads.stream.directBody);
   expectOk(answer.status, 'direct stream check');
+  // The reference hop must relay the backend's answers whole, or its timings would mean nothing.
+  // (Ids in the mock's answers are random, so the check is on shape, not bytes.)
+  const hop = await postForText(sides.hop, workloads.nonStream.directBody);
+  expectOk(hop.status, `hop check (${hop.text.slice(0, 300)})`);
+  const hopParsed = parseJson(hop.text);
+  const hopChoices = hopParsed.success ? (hopParsed.value as { choices?: unknown[] }).choices : undefined;
+  if (!Array.isArray(hopChoices) || hopChoices.length === 0) throw new Error(`the hop did not relay a Chat completion: ${hop.text.slice(0, 500)}`);
+  const hopStream = await postForText(sides.hop, workloads.stream.directBody);
+  expectOk(hopStream.status, 'hop stream check');
+  if (!/"content":"[^"]/.test(hopStream.text) || !hopStream.text.trimEnd().endsWith('data: [DONE]')) {
+    throw new Error(`the hop did not relay the whole Chat stream: ${hopStream.text.slice(-500)}`);
+  }
   return Buffer.from(answer.text);
 }
 
@@ -180,6 +248,37 @@ async function measureNonStream(sides: Sides, workload: Workload, count: number,
     expectOk(pair.bridge.status, `bridge ${workload.label}`);
   }
   return compare(pairs.map((pair) => pair.direct.elapsedMs), pairs.map((pair) => pair.bridge.elapsedMs));
+}
+
+/** The 50 kB non-streaming phase, with the reference hop as a third side. */
+async function measureNonStreamWithHop(sides: Sides, workload: Workload, count: number, warmup: number): Promise<{ latency: AddedLatency; hop: HopReference }> {
+  const triples = await measureTriples(count, warmup, {
+    direct: () => postTimed(sides.direct, workload.directBody),
+    bridge: () => postTimed(sides.bridge, workload.bridgeBody),
+    hop: () => postTimed(sides.hop, workload.directBody),
+  });
+  for (const triple of triples) {
+    expectOk(triple.direct.status, `direct ${workload.label}`);
+    expectOk(triple.bridge.status, `bridge ${workload.label}`);
+    expectOk(triple.hop.status, `hop ${workload.label}`);
+  }
+  return compareTriples(triples.map((triple) => ({ direct: triple.direct.elapsedMs, bridge: triple.bridge.elapsedMs, hop: triple.hop.elapsedMs })));
+}
+
+/** Time to first delta with the reference hop as a third side. */
+async function measureFirstDeltaWithHop(sides: Sides, workload: Workload, count: number, warmup: number): Promise<{ latency: AddedLatency; hop: HopReference }> {
+  const triples = await measureTriples(count, warmup, {
+    direct: () => postStreamTimed(sides.direct, workload.directBody, 'direct', false),
+    bridge: () => postStreamTimed(sides.bridge, workload.bridgeBody, 'bridge', false),
+    // The hop relays the backend's Chat stream unchanged, so its first delta looks like the direct one.
+    hop: () => postStreamTimed(sides.hop, workload.directBody, 'direct', false),
+  });
+  for (const triple of triples) {
+    expectOk(triple.direct.status, `direct stream ${workload.label}`);
+    expectOk(triple.bridge.status, `bridge stream ${workload.label}`);
+    expectOk(triple.hop.status, `hop stream ${workload.label}`);
+  }
+  return compareTriples(triples.map((triple) => ({ direct: triple.direct.firstDeltaMs, bridge: triple.bridge.firstDeltaMs, hop: triple.hop.firstDeltaMs })));
 }
 
 async function measureStreams(sides: Sides, workload: Workload, count: number, warmup: number): Promise<Array<{ direct: TimedStream; bridge: TimedStream }>> {
@@ -238,14 +337,25 @@ interface LoadWindow {
   requestsPerSecond: number;
   latency: Summary;
   /** CPU milliseconds per request, per process, over the window. */
-  cpuPerRequest: { bridge: number; mock: number; client: number };
+  cpuPerRequest: { bridge: number; hop: number; mock: number; client: number };
   /** Share of one core each process used over the window. */
-  coreShare: { bridge: number; mock: number; client: number };
+  coreShare: { bridge: number; hop: number; mock: number; client: number };
 }
 
-async function runLoad(endpoint: Endpoint, body: Buffer, clients: number, seconds: number, pids: { bridge: number; mock: number }): Promise<LoadWindow> {
+interface ChildPids {
+  bridge: number;
+  hop: number;
+  mock: number;
+}
+
+async function runLoad(endpoint: Endpoint, body: Buffer, clients: number, seconds: number, pids: ChildPids): Promise<LoadWindow> {
   const latencies: number[] = [];
-  const cpuBefore = { bridge: readProcessCpuMilliseconds(pids.bridge), mock: readProcessCpuMilliseconds(pids.mock), client: process.cpuUsage() };
+  const cpuBefore = {
+    bridge: readProcessCpuMilliseconds(pids.bridge),
+    hop: readProcessCpuMilliseconds(pids.hop),
+    mock: readProcessCpuMilliseconds(pids.mock),
+    client: process.cpuUsage(),
+  };
   const started = performance.now();
   const deadline = started + seconds * 1000;
   const worker = async (): Promise<void> => {
@@ -260,49 +370,60 @@ async function runLoad(endpoint: Endpoint, body: Buffer, clients: number, second
   const clientCpu = process.cpuUsage(cpuBefore.client);
   const used = {
     bridge: readProcessCpuMilliseconds(pids.bridge) - cpuBefore.bridge,
+    hop: readProcessCpuMilliseconds(pids.hop) - cpuBefore.hop,
     mock: readProcessCpuMilliseconds(pids.mock) - cpuBefore.mock,
     client: (clientCpu.user + clientCpu.system) / 1000,
   };
   const requests = latencies.length;
+  const milliseconds = elapsedSeconds * 1000;
   return {
     requests,
     seconds: elapsedSeconds,
     requestsPerSecond: requests / elapsedSeconds,
     latency: summarize(latencies),
-    cpuPerRequest: { bridge: used.bridge / requests, mock: used.mock / requests, client: used.client / requests },
-    coreShare: { bridge: used.bridge / (elapsedSeconds * 1000), mock: used.mock / (elapsedSeconds * 1000), client: used.client / (elapsedSeconds * 1000) },
+    cpuPerRequest: { bridge: used.bridge / requests, hop: used.hop / requests, mock: used.mock / requests, client: used.client / requests },
+    coreShare: { bridge: used.bridge / milliseconds, hop: used.hop / milliseconds, mock: used.mock / milliseconds, client: used.client / milliseconds },
   };
 }
 
 interface ThroughputResult {
   direct: LoadWindow[];
   bridge: LoadWindow[];
+  /** The reference hop's windows (informational). */
+  hop: LoadWindow[];
   directRequestsPerSecond: number;
   bridgeRequestsPerSecond: number;
+  hopRequestsPerSecond: number;
+  /** bridge / direct: the figure with a target. */
   ratio: number;
+  /** hop / direct: what a minimal Node hop keeps of the direct rate on this machine. */
+  hopRatio: number;
 }
 
-async function measureThroughput(sides: Sides, workload: Workload, pids: { bridge: number; mock: number }): Promise<ThroughputResult> {
+async function measureThroughput(sides: Sides, workload: Workload, pids: ChildPids): Promise<ThroughputResult> {
   const { throughputClients: clients, throughputWindowSeconds: seconds, throughputRounds: rounds } = settings;
-  // Warm both paths (JIT, sockets) without recording.
-  await runLoad(sides.direct, workload.directBody, clients, 0.5, pids);
-  await runLoad(sides.bridge, workload.bridgeBody, clients, 0.5, pids);
-  const direct: LoadWindow[] = [];
-  const bridge: LoadWindow[] = [];
+  const bodies: Record<Side, Buffer> = { direct: workload.directBody, bridge: workload.bridgeBody, hop: workload.directBody };
+  // Warm every path (JIT, sockets) without recording.
+  for (const side of threeSideOrder(0)) await runLoad(sides[side], bodies[side], clients, 0.5, pids);
+  const windows: Record<Side, LoadWindow[]> = { direct: [], bridge: [], hop: [] };
   for (let round = 0; round < rounds; round++) {
-    // Alternate the order per round so a slow moment of the machine does not favour one side.
-    if (round % 2 === 0) {
-      direct.push(await runLoad(sides.direct, workload.directBody, clients, seconds, pids));
-      bridge.push(await runLoad(sides.bridge, workload.bridgeBody, clients, seconds, pids));
-    } else {
-      bridge.push(await runLoad(sides.bridge, workload.bridgeBody, clients, seconds, pids));
-      direct.push(await runLoad(sides.direct, workload.directBody, clients, seconds, pids));
-    }
+    // Rotate the order per round so a slow moment of the machine does not favour one side.
+    for (const side of threeSideOrder(round)) windows[side].push(await runLoad(sides[side], bodies[side], clients, seconds, pids));
   }
-  const rate = (windows: LoadWindow[]): number => windows.reduce((sum, window) => sum + window.requests, 0) / windows.reduce((sum, window) => sum + window.seconds, 0);
-  const directRequestsPerSecond = rate(direct);
-  const bridgeRequestsPerSecond = rate(bridge);
-  return { direct, bridge, directRequestsPerSecond, bridgeRequestsPerSecond, ratio: bridgeRequestsPerSecond / directRequestsPerSecond };
+  const rate = (list: LoadWindow[]): number => list.reduce((sum, window) => sum + window.requests, 0) / list.reduce((sum, window) => sum + window.seconds, 0);
+  const directRequestsPerSecond = rate(windows.direct);
+  const bridgeRequestsPerSecond = rate(windows.bridge);
+  const hopRequestsPerSecond = rate(windows.hop);
+  return {
+    direct: windows.direct,
+    bridge: windows.bridge,
+    hop: windows.hop,
+    directRequestsPerSecond,
+    bridgeRequestsPerSecond,
+    hopRequestsPerSecond,
+    ratio: bridgeRequestsPerSecond / directRequestsPerSecond,
+    hopRatio: hopRequestsPerSecond / directRequestsPerSecond,
+  };
 }
 
 interface MemoryReading {
@@ -386,6 +507,16 @@ interface Results {
   paced: PacedResult;
   throughput: ThroughputResult;
   memory: MemoryResult;
+  /** The reference minimal hop's figures for the 50 kB request and time to first delta. */
+  hop: { nonStream: HopReference; firstDelta: HopReference };
+}
+
+/** Appended to a measurement's name for the reference hop's informational rows. */
+const HOP_REFERENCE = ' — reference: minimal Node hop';
+
+/** Mean over the windows of one process's CPU milliseconds per request. */
+function averageCpuPerRequest(windows: LoadWindow[], owner: keyof LoadWindow['cpuPerRequest']): number {
+  return windows.reduce((sum, window) => sum + window.cpuPerRequest[owner], 0) / Math.max(1, windows.length);
 }
 
 function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): ReportRow[] {
@@ -396,9 +527,15 @@ function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): R
   const added = (value: number): string => formatMilliseconds(value);
   const sides = (latency: AddedLatency, key: 'p50' | 'p99'): string => `${added(latency.added[key])} (direct ${formatMilliseconds(latency.direct[key])}, bridge ${formatMilliseconds(latency.bridge[key])})`;
 
+  /** hop − direct, with the same direct calls as the bridge's row beside it. */
+  const hopSides = (latency: AddedLatency, hop: HopReference, key: 'p50' | 'p99'): string =>
+    `${added(hop.added[key])} (direct ${formatMilliseconds(latency.direct[key])}, hop ${formatMilliseconds(hop.hop[key])})`;
+
   const small = results.nonStream['50 kB'];
   row('non-streaming', `added p50, Codex request ${formatBytes(requestBytes['50 kB'])}`, '≤ 0.5 ms', sides(small, 'p50'), small.added.p50 <= 0.5);
   row('non-streaming', `added p99, Codex request ${formatBytes(requestBytes['50 kB'])}`, '≤ 3 ms', sides(small, 'p99'), small.added.p99 <= 3);
+  row('non-streaming', `added p50, Codex request ${formatBytes(requestBytes['50 kB'])}${HOP_REFERENCE}`, null, hopSides(small, results.hop.nonStream, 'p50'), null);
+  row('non-streaming', `added p99, Codex request ${formatBytes(requestBytes['50 kB'])}${HOP_REFERENCE}`, null, hopSides(small, results.hop.nonStream, 'p99'), null);
   for (const label of ['2 MB', '10 MB'] as const) {
     const latency = results.nonStream[label];
     row('non-streaming', `added p50, session ${formatBytes(requestBytes[label])}`, null, sides(latency, 'p50'), null);
@@ -408,6 +545,8 @@ function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): R
   const firstDelta = results.firstDelta;
   row('streaming', 'added time to first delta, p50', '≤ 1 ms', sides(firstDelta, 'p50'), firstDelta.added.p50 <= 1);
   row('streaming', 'added time to first delta, p99', null, sides(firstDelta, 'p99'), null);
+  row('streaming', `added time to first delta, p50${HOP_REFERENCE}`, null, hopSides(firstDelta, results.hop.firstDelta, 'p50'), null);
+  row('streaming', `added time to first delta, p99${HOP_REFERENCE}`, null, hopSides(firstDelta, results.hop.firstDelta, 'p99'), null);
   const paced = results.paced;
   row(
     'streaming',
@@ -433,13 +572,25 @@ function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): R
     `${throughput.ratio.toFixed(2)} (${throughput.bridgeRequestsPerSecond.toFixed(0)} vs ${throughput.directRequestsPerSecond.toFixed(0)} req/s)`,
     throughput.ratio >= 0.5,
   );
-  const averageCpu = (windows: LoadWindow[], side: keyof LoadWindow['cpuPerRequest']): number =>
-    windows.reduce((sum, window) => sum + window.cpuPerRequest[side], 0) / Math.max(1, windows.length);
+  row(
+    'throughput',
+    `reference: minimal Node hop / direct, ${settings.throughputClients} concurrent clients`,
+    null,
+    `${throughput.hopRatio.toFixed(2)} (${throughput.hopRequestsPerSecond.toFixed(0)} vs ${throughput.directRequestsPerSecond.toFixed(0)} req/s; bridge / hop ${(throughput.bridgeRequestsPerSecond / throughput.hopRequestsPerSecond).toFixed(2)})`,
+    null,
+  );
   row(
     'throughput',
     'CPU per request under load',
     null,
-    `bridge ${formatMilliseconds(averageCpu(throughput.bridge, 'bridge'))}; mock ${formatMilliseconds(averageCpu(throughput.direct, 'mock'))}, client ${formatMilliseconds(averageCpu(throughput.direct, 'client'))} (direct side)`,
+    `bridge ${formatMilliseconds(averageCpuPerRequest(throughput.bridge, 'bridge'))}; mock ${formatMilliseconds(averageCpuPerRequest(throughput.direct, 'mock'))}, client ${formatMilliseconds(averageCpuPerRequest(throughput.direct, 'client'))} (direct side)`,
+    null,
+  );
+  row(
+    'throughput',
+    `CPU per request under load${HOP_REFERENCE}`,
+    null,
+    `hop ${formatMilliseconds(averageCpuPerRequest(throughput.hop, 'hop'))} (bridge ${formatMilliseconds(averageCpuPerRequest(throughput.bridge, 'bridge'))})`,
     null,
   );
 
@@ -470,6 +621,11 @@ function roundLatency(latency: AddedLatency): AddedLatency {
   return { direct: roundSummary(latency.direct), bridge: roundSummary(latency.bridge), added: roundSummary(latency.added) };
 }
 
+/** The hop's keys beside `direct`, `bridge` and `added` in the JSON report. */
+function roundHop(hop: HopReference): { hop: Summary; hopAdded: Summary } {
+  return { hop: roundSummary(hop.hop), hopAdded: roundSummary(hop.added) };
+}
+
 async function main(): Promise<void> {
   const startedAt = new Date();
   const loadBefore = loadavg();
@@ -497,16 +653,21 @@ async function main(): Promise<void> {
 
   const mock = await startChild('mock backend', bundles.mock, flags['no-validate'] ? ['--no-validate'] : [], []);
   const bridge = await startChild('bridge', bundles.bridge, ['--backend', mock.url], bridgeExecArgv);
+  // Not profiled with --cpu-prof: the profiles directory is for the bridge.
+  const hop = await startChild('reference hop', bundles.floor, ['--backend', mock.url], ['--expose-gc']);
   let directAgent = createClientAgent(64);
   let bridgeAgent = createClientAgent(64);
+  let hopAgent = createClientAgent(64);
   const sides: Sides = {
     direct: { url: `${mock.url}/chat/completions`, dispatcher: directAgent },
     bridge: { url: `${bridge.url}/v1/responses`, dispatcher: bridgeAgent },
+    // The hop forwards whatever it is sent to the mock's /chat/completions; the path is for the reader.
+    hop: { url: `${hop.url}/v1/chat/completions`, dispatcher: hopAgent },
   };
-  const pids = { bridge: bridge.pid, mock: mock.pid };
+  const pids: ChildPids = { bridge: bridge.pid, hop: hop.pid, mock: mock.pid };
 
   try {
-    progress('checking answers on both sides');
+    progress('checking answers on every side');
     const shortAnswerSse = await checkAnswers(sides, { nonStream: nonStream['50 kB'], stream, long: burst });
     const longAnswerSse = Buffer.from((await postForText(sides.direct, burst.directBody)).text);
 
@@ -518,21 +679,32 @@ async function main(): Promise<void> {
     const liftPerEvent = measureLiftPerEvent(longAnswerSse, lowerRequestBody(burst.bridgeBody.toString()), LONG_ANSWER_EVENTS, quick ? 5 : 20);
     // The core phase blocks this event loop for seconds: the agents' idle timers could not run, and a
     // pooled socket the mock has closed meanwhile (5 s idle, like vLLM) must not be reused. Fresh pools.
-    await Promise.all([directAgent.close(), bridgeAgent.close()]);
+    await Promise.all([directAgent.close(), bridgeAgent.close(), hopAgent.close()]);
     directAgent = createClientAgent(64);
     bridgeAgent = createClientAgent(64);
+    hopAgent = createClientAgent(64);
     sides.direct.dispatcher = directAgent;
     sides.bridge.dispatcher = bridgeAgent;
+    sides.hop.dispatcher = hopAgent;
 
     const nonStreamResults = {} as Record<SizeLabel, AddedLatency>;
+    let hopNonStream: HopReference | undefined;
     for (const { label } of SIZES) {
+      if (label === '50 kB') {
+        // The Codex-sized request also goes through the reference hop, interleaved with the other two.
+        progress(`non-streaming latency, ${label} (${settings.nonStreamPairs[label]} triples with the reference hop)`);
+        const measured = await measureNonStreamWithHop(sides, nonStream[label], settings.nonStreamPairs[label], settings.nonStreamWarmup[label]);
+        nonStreamResults[label] = measured.latency;
+        hopNonStream = measured.hop;
+        continue;
+      }
       progress(`non-streaming latency, ${label} (${settings.nonStreamPairs[label]} pairs)`);
       nonStreamResults[label] = await measureNonStream(sides, nonStream[label], settings.nonStreamPairs[label], settings.nonStreamWarmup[label]);
     }
+    if (!hopNonStream) throw new Error('the 50 kB phase did not run');
 
-    progress(`streaming: time to first delta (${settings.firstDeltaPairs} pairs)`);
-    const firstDeltaPairs = await measureStreams(sides, stream, settings.firstDeltaPairs, 50);
-    const firstDelta = compare(firstDeltaPairs.map((pair) => pair.direct.firstDeltaMs), firstDeltaPairs.map((pair) => pair.bridge.firstDeltaMs));
+    progress(`streaming: time to first delta (${settings.firstDeltaPairs} triples with the reference hop)`);
+    const { latency: firstDelta, hop: hopFirstDelta } = await measureFirstDeltaWithHop(sides, stream, settings.firstDeltaPairs, 50);
 
     progress(`streaming: ${LONG_ANSWER_EVENTS} events in a burst (${settings.burstPairs} pairs)`);
     const burstPairs = await measureStreams(sides, burst, settings.burstPairs, 2);
@@ -545,14 +717,25 @@ async function main(): Promise<void> {
     progress(`streaming: ${LONG_ANSWER_EVENTS} paced events, per-event latency (${settings.pacedPairs} pairs)`);
     const pacedResult = await measurePacedEvents(sides, mock, paced, settings.pacedPairs);
 
-    progress(`throughput: ${settings.throughputClients} concurrent clients, ${settings.throughputRounds} × ${settings.throughputWindowSeconds} s per side`);
+    progress(`throughput: ${settings.throughputClients} concurrent clients, ${settings.throughputRounds} × ${settings.throughputWindowSeconds} s per side (3 sides)`);
     const throughput = await measureThroughput(sides, stream, pids);
     const bridgeStatus = readProcessStatus(bridge.pid);
+    const hopStatus = readProcessStatus(hop.pid);
 
     progress(`memory: ${settings.memoryRequests} × ${formatBytes(sessionStream.requestBytes)} through a fresh bridge`);
     const memory = await measureMemory(bundles.bridge, bridgeExecArgv, mock.url, sessionStream);
 
-    const results: Results = { core, liftPerEvent, nonStream: nonStreamResults, firstDelta, burst: burstResult, paced: pacedResult, throughput, memory };
+    const results: Results = {
+      core,
+      liftPerEvent,
+      nonStream: nonStreamResults,
+      firstDelta,
+      burst: burstResult,
+      paced: pacedResult,
+      throughput,
+      memory,
+      hop: { nonStream: hopNonStream, firstDelta: hopFirstDelta },
+    };
     const rows = buildRows(results, requestBytes);
     const loadAfter = loadavg();
     const calibrationAfter = calibrate();
@@ -574,6 +757,12 @@ async function main(): Promise<void> {
         calibrationMs: { before: Math.round(calibrationBefore), after: Math.round(calibrationAfter) },
       },
       settings: { ...settings, mockProfile: 'vllm-hermes', mockValidates: flags['no-validate'] !== true, cpuProfile: flags['cpu-prof'] === true },
+      /** What each side is; the hop's figures sit beside the bridge's under the keys `hop` and `hopAdded`. */
+      sides: {
+        direct: 'this process → mock: the lowered Chat request',
+        bridge: 'this process → bridge child → mock: the Responses request',
+        hop: 'this process → reference minimal Node hop child (parse, stringify, forward, relay) → mock: the lowered Chat request; in the 50 kB non-streaming, time-to-first-delta and throughput phases only',
+      },
       phaseStartSeconds: phaseStarts,
       requests: Object.fromEntries(SIZES.map(({ label }) => [label, requestBytes[label]])),
       targets: rows,
@@ -582,17 +771,31 @@ async function main(): Promise<void> {
         SIZES.map(({ label }) => [label, Object.fromEntries(Object.entries(core[label]).map(([key, summary]) => [key, roundSummary(summary)]))]),
       ),
       liftPerEventMs: roundSummary(liftPerEvent, 5),
-      nonStreamMs: Object.fromEntries(SIZES.map(({ label }) => [label, roundLatency(nonStreamResults[label])])),
-      firstDeltaMs: roundLatency(firstDelta),
+      nonStreamMs: Object.fromEntries(
+        SIZES.map(({ label }) => [
+          label,
+          label === '50 kB' ? { ...roundLatency(nonStreamResults[label]), ...roundHop(hopNonStream) } : roundLatency(nonStreamResults[label]),
+        ]),
+      ),
+      firstDeltaMs: { ...roundLatency(firstDelta), ...roundHop(hopFirstDelta) },
       burstMs: { firstDelta: roundLatency(burstResult.firstDelta), total: roundLatency(burstResult.total), addedPerEvent: roundSummary(burstResult.addedPerEvent, 5) },
       pacedEventLatencyMs: { direct: roundSummary(pacedResult.direct), bridge: roundSummary(pacedResult.bridge), added: roundSummary(pacedResult.added) },
       throughput: {
         ratio: Math.round(throughput.ratio * 1000) / 1000,
         directRequestsPerSecond: Math.round(throughput.directRequestsPerSecond),
         bridgeRequestsPerSecond: Math.round(throughput.bridgeRequestsPerSecond),
-        windows: { direct: throughput.direct, bridge: throughput.bridge },
+        windows: { direct: throughput.direct, bridge: throughput.bridge, hop: throughput.hop },
         bridgeResidentBytesAfter: bridgeStatus.residentBytes,
         bridgePeakResidentBytes: bridgeStatus.peakResidentBytes,
+        hopRatio: Math.round(throughput.hopRatio * 1000) / 1000,
+        hopRequestsPerSecond: Math.round(throughput.hopRequestsPerSecond),
+        bridgeToHopRatio: Math.round((throughput.bridgeRequestsPerSecond / throughput.hopRequestsPerSecond) * 1000) / 1000,
+        cpuPerRequestMs: {
+          bridge: Math.round(averageCpuPerRequest(throughput.bridge, 'bridge') * 1000) / 1000,
+          hop: Math.round(averageCpuPerRequest(throughput.hop, 'hop') * 1000) / 1000,
+        },
+        hopResidentBytesAfter: hopStatus.residentBytes,
+        hopPeakResidentBytes: hopStatus.peakResidentBytes,
       },
       memory,
     };
@@ -603,7 +806,8 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\nFreeform Bridge benchmark — ${report.command} — Node ${process.version}, ${cpus().length} CPUs, load average ${loadBefore[0]?.toFixed(2)} → ${loadAfter[0]?.toFixed(2)}, calibration ${Math.round(calibrationBefore)} → ${Math.round(calibrationAfter)} ms\n`,
     );
-    process.stdout.write(`requests: Codex ${formatBytes(requestBytes['50 kB'])}, sessions ${formatBytes(requestBytes['2 MB'])} and ${formatBytes(requestBytes['10 MB'])}; mock vllm-hermes in its own process; added = bridge − direct per interleaved pair\n\n`);
+    process.stdout.write(`requests: Codex ${formatBytes(requestBytes['50 kB'])}, sessions ${formatBytes(requestBytes['2 MB'])} and ${formatBytes(requestBytes['10 MB'])}; mock vllm-hermes in its own process; added = bridge − direct per interleaved pair\n`);
+    process.stdout.write('rows marked "reference: minimal Node hop" show hop − direct instead, hop being a bare Node proxy (parse, stringify, forward, relay) interleaved in the same run\n\n');
     process.stdout.write(`${table}\n\n`);
     if (Math.max(calibrationBefore, calibrationAfter) > 1.5 * Math.min(calibrationBefore, calibrationAfter)) {
       process.stdout.write('NOTE: the calibration workload ran at very different speeds before and after: the machine was busy with other work, so figures are noisy.\n');
@@ -615,7 +819,9 @@ async function main(): Promise<void> {
   } finally {
     await directAgent.close();
     await bridgeAgent.close();
+    await hopAgent.close();
     await bridge.stop();
+    await hop.stop();
     await mock.stop();
   }
 }

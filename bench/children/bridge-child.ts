@@ -6,11 +6,7 @@
 import { parseArgs } from 'node:util';
 import type { Logger } from '../../src/core/logger.ts';
 import { startBridgeServer } from '../../src/server/start-server.ts';
-import type { ChildMessage, ParentMessage } from '../child-protocol.ts';
-
-function send(message: ChildMessage): void {
-  process.send?.(message);
-}
+import { serveParent } from './serve-parent.ts';
 
 /** Warnings and errors only, like the CLI at its default level (it logs nothing per request). */
 const logger: Logger = {
@@ -20,40 +16,12 @@ const logger: Logger = {
   debug: () => undefined,
 };
 
-function collectGarbage(): void {
-  const collect = (globalThis as { gc?: () => void }).gc;
-  if (!collect) throw new Error('bench bridge: start with --expose-gc');
-  // Twice: the first pass may only finalise objects that a second pass then frees.
-  collect();
-  collect();
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { backend: { type: 'string' } } });
   if (!values.backend) throw new Error('bench bridge: --backend URL is required');
   const bridge = await startBridgeServer({ backendUrl: values.backend, host: '127.0.0.1', port: 0, logger });
 
-  process.on('message', (message: ParentMessage) => {
-    switch (message.type) {
-      case 'memory':
-        if (message.collectGarbage) collectGarbage();
-        send({ type: 'memory', id: message.id, memory: process.memoryUsage() });
-        break;
-      case 'stop':
-        // A normal exit writes the --cpu-prof profile.
-        void bridge.close().then(() => process.exit(0));
-        break;
-      case 'record-writes':
-      case 'take-writes':
-        break;
-      default: {
-        const unreachable: never = message;
-        throw new Error(`unknown message ${JSON.stringify(unreachable)}`);
-      }
-    }
-  });
-  process.on('disconnect', () => void bridge.close().then(() => process.exit(0)));
-  send({ type: 'ready', url: bridge.url });
+  serveParent('bridge', bridge.url, () => bridge.close());
 }
 
 main().catch((error: unknown) => {

@@ -1,9 +1,12 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
+import { InvalidRequestError } from '../core/errors.ts';
 import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES } from './error-middleware.ts';
 import { createModelsHandler } from './models-route.ts';
-import { createResponsesHandler, type ResponsesRouteDependencies } from './responses-route.ts';
 import { rejectDeeplyNestedBody, verifyUtf8Body } from './request-body-checks.ts';
-import { createSecurityMiddleware } from './security.ts';
+import { createResponsesExchange, type ExchangeLocals, type ResponsesExchange, type ResponsesRouteDependencies } from './responses-exchange.ts';
+import { createResponsesFastPath } from './responses-fast-path.ts';
+import { createSecurityCheck, createSecurityMiddleware } from './security.ts';
 
 export interface AppDependencies extends ResponsesRouteDependencies {
   getToken: () => string | null;
@@ -11,13 +14,32 @@ export interface AppDependencies extends ResponsesRouteDependencies {
   version: string;
 }
 
-/** Pure wiring (style.md §9): listening happens in start-server.ts. */
-export function createApp(dependencies: AppDependencies): Express {
+/**
+ * The bridge's request handler (pure wiring, style.md §9: listening happens in start-server.ts). A
+ * plain-JSON `POST /v1/responses` — every Codex turn — takes the fast path; everything else, and
+ * every unusual form of that request, goes through the Express app.
+ */
+export function createBridgeRequestHandler(dependencies: AppDependencies): (request: IncomingMessage, response: ServerResponse) => void {
+  const runExchange = createResponsesExchange(dependencies);
+  const securityOptions = { allowedHostnames: dependencies.allowedHostnames, getToken: dependencies.getToken };
+  const app = createApp(dependencies, runExchange, createSecurityMiddleware(securityOptions));
+  const fastPath = createResponsesFastPath({
+    runExchange,
+    checkSecurity: createSecurityCheck(securityOptions),
+    logger: dependencies.logger,
+    onTraffic: dependencies.onTraffic,
+  });
+  return (request, response) => {
+    if (!fastPath(request, response)) app(request, response);
+  };
+}
+
+function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange, checkSecurity: express.RequestHandler): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  app.use(createSecurityMiddleware({ allowedHostnames: dependencies.allowedHostnames, getToken: dependencies.getToken }));
+  app.use(checkSecurity);
 
   app.get('/healthz', (_request, response) => {
     response.json({ status: 'ok', name: 'freeform-bridge', version: dependencies.version, backend: dependencies.upstream.baseUrl });
@@ -29,7 +51,18 @@ export function createApp(dependencies: AppDependencies): Express {
     // Invalid UTF-8 and absurd nesting are refused with a 400 here (request-body-checks.ts), before lowering.
     express.json({ limit: MAX_REQUEST_BODY_BYTES, strict: false, verify: verifyUtf8Body }),
     rejectDeeplyNestedBody,
-    createResponsesHandler(dependencies),
+    async (request, response) => {
+      if (!request.is('application/json')) {
+        throw new InvalidRequestError(
+          `expected a JSON body with Content-Type: application/json, got '${request.headers['content-type'] ?? '(none)'}'`,
+          { code: 'unsupported_media_type' },
+        );
+      }
+      const body: unknown = request.body;
+      // The exchange drops its reference once the request is lowered; this one must go too.
+      request.body = undefined;
+      await runExchange(body, request, response, response.locals as ExchangeLocals);
+    },
   );
   app.use((request, response) => {
     response.status(404).json({

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { InvalidRequestError, UnsupportedFeatureError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import { createItemId } from '../core/ids.ts';
@@ -5,14 +6,22 @@ import type { Logger } from '../core/logger.ts';
 import { createOpenAiErrorBody, type OpenAiErrorBody } from '../core/openai-error.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 import { INVALID_UTF8_ERROR_TYPE } from './request-body-checks.ts';
-import type { ExchangeLocals } from './responses-route.ts';
+import type { ExchangeLocals } from './responses-exchange.ts';
+import { sendJson } from './send-json.ts';
 
-/** Body-parser failures carry a `type` string and an HTTP status (express.json). */
-interface BodyParserError {
+/**
+ * Body-parser failures carry a `type` string and an HTTP status (express.json); the fast path makes
+ * its own body errors the same way (createBodyError), so both map to the same answers here.
+ */
+export interface BodyParserError {
   type: string;
   status?: number;
   limit?: number;
   message: string;
+}
+
+export function createBodyError(type: string, status: number, message: string): Error & BodyParserError {
+  return Object.assign(new Error(message), { type, status });
 }
 
 function isBodyParserError(error: unknown): error is BodyParserError {
@@ -92,39 +101,54 @@ export function mapErrorToResponse(error: unknown): MappedError {
   return { status: 400, body: createOpenAiErrorBody(`freeform-bridge internal error: ${message}`, { code: 'bridge_internal_error' }) };
 }
 
-export function createErrorMiddleware(dependencies: { logger: Logger; onTraffic: TrafficListener }) {
+export interface ErrorAnswerDependencies {
+  logger: Logger;
+  onTraffic: TrafficListener;
+}
+
+/**
+ * Answers a request that failed with `error`, whichever path served it (the Express error middleware
+ * below, or the `POST /v1/responses` fast path).
+ */
+export function answerRequestError(
+  error: unknown,
+  exchange: { path: string; response: ServerResponse; locals: ExchangeLocals },
+  dependencies: ErrorAnswerDependencies,
+): void {
+  const { response, locals } = exchange;
+  if (response.headersSent) {
+    // The SSE response is committed: end it with response.failed, never a silent close.
+    if (locals.failStream) locals.failStream('server_error', `freeform-bridge failed mid-stream: ${error instanceof Error ? error.message : String(error)}`);
+    else response.end();
+    dependencies.logger.error('error after the response started', { error: String(error) });
+    return;
+  }
+  const mapped = mapErrorToResponse(error);
+  if (
+    mapped.status >= 400 &&
+    !InvalidRequestError.is(error) &&
+    !UnsupportedFeatureError.is(error) &&
+    !UpstreamConnectionError.is(error) &&
+    !isBodyParserError(error) &&
+    !isUntypedClientHttpError(error)
+  ) {
+    dependencies.logger.error('unexpected error', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  }
+  if (!locals.exchangeStarted && exchange.path === '/v1/responses') {
+    dependencies.onTraffic({
+      type: 'exchange-rejected',
+      // Refused before the handler named it (bad JSON, too large): still a distinct log line.
+      exchangeId: locals.exchangeId ?? createItemId('resp'),
+      startedAt: new Date().toISOString(),
+      httpStatus: mapped.status,
+      error: { code: mapped.body.error.code, message: mapped.body.error.message },
+    });
+  }
+  sendJson(response, mapped.status, mapped.body, mapped.headers);
+}
+
+export function createErrorMiddleware(dependencies: ErrorAnswerDependencies) {
   return function handleError(error: unknown, request: Request, response: Response, _next: NextFunction): void {
-    const locals = response.locals as ExchangeLocals;
-    if (response.headersSent) {
-      // The SSE response is committed: end it with response.failed, never a silent close.
-      if (locals.failStream) locals.failStream('server_error', `freeform-bridge failed mid-stream: ${error instanceof Error ? error.message : String(error)}`);
-      else response.end();
-      dependencies.logger.error('error after the response started', { error: String(error) });
-      return;
-    }
-    const mapped = mapErrorToResponse(error);
-    if (
-      mapped.status >= 400 &&
-      !InvalidRequestError.is(error) &&
-      !UnsupportedFeatureError.is(error) &&
-      !UpstreamConnectionError.is(error) &&
-      !isBodyParserError(error) &&
-      !isUntypedClientHttpError(error)
-    ) {
-      dependencies.logger.error('unexpected error', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-    }
-    if (!locals.exchangeStarted && request.path === '/v1/responses') {
-      dependencies.onTraffic({
-        type: 'exchange-rejected',
-        // Refused before the handler named it (bad JSON, too large): still a distinct log line.
-        exchangeId: locals.exchangeId ?? createItemId('resp'),
-        startedAt: new Date().toISOString(),
-        httpStatus: mapped.status,
-        error: { code: mapped.body.error.code, message: mapped.body.error.message },
-      });
-    }
-    response.status(mapped.status);
-    if (mapped.headers) response.set(mapped.headers);
-    response.json(mapped.body);
+    answerRequestError(error, { path: request.path, response, locals: response.locals as ExchangeLocals }, dependencies);
   };
 }

@@ -26,16 +26,26 @@ export const INVALID_UTF8_ERROR_TYPE = 'encoding.invalid_utf8';
  */
 export function verifyUtf8Body(_request: IncomingMessage, _response: unknown, body: Buffer, encoding: string | null): void {
   if (encoding !== null && !/^utf-?8$/i.test(encoding)) return;
+  assertUtf8Body(body);
+}
+
+/** The same check for the fast path, which reads the bytes itself. */
+export function assertUtf8Body(body: Buffer): void {
   if (isUtf8(body)) return;
   throw Object.assign(new Error('request body is not valid UTF-8'), { status: 400, type: INVALID_UTF8_ERROR_TYPE });
 }
 
-/** Runs after express.json: a body nested deeper than MAX_JSON_NESTING_DEPTH is a 400, not a stack overflow. */
-export function rejectDeeplyNestedBody(request: Request, _response: Response, next: NextFunction): void {
-  if (exceedsJsonNestingDepth(request.body, MAX_JSON_NESTING_DEPTH)) {
+/** A body nested deeper than MAX_JSON_NESTING_DEPTH is a 400, not a stack overflow later. */
+export function assertJsonNestingDepth(body: unknown): void {
+  if (exceedsJsonNestingDepth(body, MAX_JSON_NESTING_DEPTH)) {
     throw new InvalidRequestError(`request body nests JSON more than ${MAX_JSON_NESTING_DEPTH} levels deep; freeform-bridge refuses it`, {
       code: 'json_too_deeply_nested',
     });
   }
+}
+
+/** Runs after express.json. */
+export function rejectDeeplyNestedBody(request: Request, _response: Response, next: NextFunction): void {
+  assertJsonNestingDepth(request.body);
   next();
 }

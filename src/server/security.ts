@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { createOpenAiErrorBody } from '../core/openai-error.ts';
+import { sendJson } from './send-json.ts';
 
 /**
  * A local bridge is reachable by every process on the machine and every web page in the user's
@@ -30,10 +32,6 @@ export interface SecurityOptions {
   getToken: () => string | null;
 }
 
-function refuse(response: Response, status: number, message: string, code: string): void {
-  response.status(status).json(createOpenAiErrorBody(message, { type: 'invalid_request_error', code }));
-}
-
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
@@ -43,38 +41,60 @@ export function tokensMatch(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
-export function createSecurityMiddleware(options: SecurityOptions) {
+/** Why a request is refused before anything else happens; null lets it through. */
+export interface SecurityRefusal {
+  status: 400 | 401 | 403;
+  message: string;
+  code: string;
+}
+
+/**
+ * The checks themselves, on Node's own request type: the Express middleware below and the
+ * `POST /v1/responses` fast path both run them, so no path skips one.
+ */
+export function createSecurityCheck(options: SecurityOptions): (request: IncomingMessage, path: string) => SecurityRefusal | null {
   const extraHostnames = new Set(options.allowedHostnames.map((name) => name.toLowerCase()));
-  return function checkSecurity(request: Request, response: Response, next: NextFunction): void {
+  return function checkSecurity(request, path) {
     const host = request.headers.host;
-    if (!host) {
-      refuse(response, 400, 'request has no Host header', 'missing_host');
-      return;
-    }
+    if (!host) return { status: 400, message: 'request has no Host header', code: 'missing_host' };
     const hostname = hostnameOfHostHeader(host);
     if (!isLoopbackHostname(hostname) && !extraHostnames.has(hostname.toLowerCase())) {
       // DNS rebinding: a web page's own domain resolving to 127.0.0.1 still sends its own Host.
-      refuse(response, 403, `Host '${host}' is not a loopback address; freeform-bridge refuses it (DNS-rebinding protection)`, 'host_not_allowed');
-      return;
+      return { status: 403, message: `Host '${host}' is not a loopback address; freeform-bridge refuses it (DNS-rebinding protection)`, code: 'host_not_allowed' };
     }
     if (request.headers.origin !== undefined || request.method === 'OPTIONS') {
       // Codex never sends Origin; browsers always do for cross-site requests and preflights.
-      refuse(response, 403, 'requests from web pages (with an Origin header or a CORS preflight) are refused by freeform-bridge', 'origin_not_allowed');
-      return;
+      return { status: 403, message: 'requests from web pages (with an Origin header or a CORS preflight) are refused by freeform-bridge', code: 'origin_not_allowed' };
     }
     const token = options.getToken();
-    if (token !== null && request.path !== '/healthz') {
+    if (token !== null && path !== '/healthz') {
       const authorization = request.headers.authorization ?? '';
       const presented = authorization.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : '';
       if (!presented || !tokensMatch(presented, token)) {
-        refuse(
-          response,
-          401,
-          presented ? 'the bridge token is wrong (Authorization: Bearer …)' : 'the bridge requires a token: send Authorization: Bearer <token> (the Codex profile written by freeform-bridge does this)',
-          'invalid_bridge_token',
-        );
-        return;
+        return {
+          status: 401,
+          message: presented
+            ? 'the bridge token is wrong (Authorization: Bearer …)'
+            : 'the bridge requires a token: send Authorization: Bearer <token> (the Codex profile written by freeform-bridge does this)',
+          code: 'invalid_bridge_token',
+        };
       }
+    }
+    return null;
+  };
+}
+
+export function sendSecurityRefusal(response: ServerResponse, refusal: SecurityRefusal): void {
+  sendJson(response, refusal.status, createOpenAiErrorBody(refusal.message, { type: 'invalid_request_error', code: refusal.code }));
+}
+
+export function createSecurityMiddleware(options: SecurityOptions) {
+  const check = createSecurityCheck(options);
+  return function checkSecurity(request: Request, response: Response, next: NextFunction): void {
+    const refusal = check(request, request.path);
+    if (refusal) {
+      sendSecurityRefusal(response, refusal);
+      return;
     }
     next();
   };

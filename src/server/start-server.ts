@@ -8,7 +8,7 @@ import { createSilentLogger, type Logger } from '../core/logger.ts';
 import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 import { createWarningLedger } from '../core/warnings.ts';
 import { createGrammarCache } from '../core/grammar/grammar-cache.ts';
-import { createApp } from './create-app.ts';
+import { createBridgeRequestHandler } from './create-app.ts';
 import { createExchangeLogWriter } from './exchange-log.ts';
 import { isLoopbackHostname } from './security.ts';
 import { createUpstreamClient } from './upstream-client.ts';
@@ -94,7 +94,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   const shutdownController = new AbortController();
   // One listener per exchange in flight: dozens of concurrent Codex sessions are normal, not a leak.
   setMaxListeners(0, shutdownController.signal);
-  const app = createApp({
+  const handleRequest = createBridgeRequestHandler({
     shutdownSignal: shutdownController.signal,
     upstream,
     getOptions: () => options,
@@ -111,7 +111,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     version: BRIDGE_VERSION,
   });
 
-  const server: Server = createServer(app);
+  const server: Server = createServer(handleRequest);
   // Long generations stream for many minutes; Node's default request timeout (5 min) would cut them.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;

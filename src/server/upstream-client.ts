@@ -8,16 +8,27 @@ import { UpstreamConnectionError } from '../core/errors.ts';
 export interface UpstreamResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: AsyncIterable<Uint8Array>;
+  /**
+   * Hands each piece of the body to `onBytes` as it arrives, until the body ends or `onBytes`
+   * returns false. Rejects when the body breaks (socket reset, abort). Plain 'data' events, not an
+   * async iterator: no promise per chunk, and stopping early creates no AbortError with its stack
+   * trace (issue #7).
+   */
+  consume(onBytes: (bytes: Buffer) => boolean): Promise<void>;
   /** Reads the whole body as text (error bodies). */
   text(): Promise<string>;
-  /** Releases the socket without reading the rest. */
+  /**
+   * The answer is complete (the stream said so): lets what is left of the body (`data: [DONE]`, the
+   * chunk terminator) drain so the socket returns to the pool, instead of cutting it.
+   */
+  release(): void;
+  /** Cuts the body off without reading the rest (errors, aborts). */
   discard(): void;
 }
 
 export interface UpstreamClient {
   readonly baseUrl: string;
-  postChatCompletions(body: string, signal: AbortSignal): Promise<UpstreamResponse>;
+  postChatCompletions(body: string | Buffer, signal: AbortSignal): Promise<UpstreamResponse>;
   getModels(signal: AbortSignal): Promise<UpstreamResponse>;
   close(): Promise<void>;
 }
@@ -68,6 +79,75 @@ function errorCode(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A complete answer's remainder is a few bytes; a backend that keeps talking past its end is cut after this. */
+const RELEASE_DRAIN_MS = 2_000;
+
+function wrapResponse(response: Dispatcher.ResponseData): UpstreamResponse {
+  const body = response.body;
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    consume(onBytes) {
+      return new Promise<void>((resolve, reject) => {
+        const stop = (): void => {
+          body.off('data', onData);
+          body.off('end', onEnd);
+          body.off('error', onError);
+          body.off('close', onClose);
+        };
+        const onData = (bytes: Buffer): void => {
+          let keepReading: boolean;
+          try {
+            keepReading = onBytes(bytes);
+          } catch (error) {
+            stop();
+            body.pause();
+            reject(error);
+            return;
+          }
+          if (!keepReading) {
+            stop();
+            body.pause();
+            resolve();
+          }
+        };
+        const onEnd = (): void => {
+          stop();
+          resolve();
+        };
+        const onError = (error: Error): void => {
+          stop();
+          reject(error);
+        };
+        // A close without 'end' or 'error' is a body cut short all the same.
+        const onClose = (): void => {
+          stop();
+          reject(new Error('the backend closed the response before its end'));
+        };
+        body.on('data', onData);
+        body.once('end', onEnd);
+        body.once('error', onError);
+        body.once('close', onClose);
+      });
+    },
+    text: () => body.text(),
+    release() {
+      if (body.readableEnded || body.destroyed) return;
+      const timer = setTimeout(() => body.destroy(), RELEASE_DRAIN_MS);
+      timer.unref();
+      body.once('close', () => clearTimeout(timer));
+      // Nothing is listening any more: an error while draining concerns no one.
+      body.on('error', () => undefined);
+      body.resume();
+    },
+    discard() {
+      // destroy() makes the body emit its abort error, and no reader is left to hear it.
+      body.on('error', () => undefined);
+      body.destroy();
+    },
+  };
+}
+
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const baseUrl = normaliseBackendUrl(options.baseUrl);
   const ownsDispatcher = options.dispatcher === undefined;
@@ -83,7 +163,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   async function send(
     method: 'GET' | 'POST',
     path: string,
-    body: string | undefined,
+    body: string | Buffer | undefined,
     signal: AbortSignal,
   ): Promise<UpstreamResponse> {
     const url = `${baseUrl}${path}`;
@@ -93,16 +173,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     for (let attempt = 0; ; attempt++) {
       try {
         const response = await request(url, { method, headers, body, signal, dispatcher });
-        const responseBody = response.body;
-        return {
-          status: response.statusCode,
-          headers: response.headers,
-          body: responseBody,
-          text: () => responseBody.text(),
-          discard: () => {
-            responseBody.destroy();
-          },
-        };
+        return wrapResponse(response);
       } catch (error) {
         if (signal.aborted) throw error;
         const code = errorCode(error);

@@ -1,7 +1,7 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeOptions } from '../core/bridge-options.ts';
 import { chatCompletionSchema } from '../core/chat/chat-completions-api.ts';
-import { InvalidRequestError, UpstreamConnectionError } from '../core/errors.ts';
+import { UpstreamConnectionError } from '../core/errors.ts';
 import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
@@ -16,6 +16,7 @@ import { convertChatCompletionToChunk } from '../core/stream/convert-chat-comple
 import type { ExchangeOutcome, TrafficListener } from '../core/traffic-event.ts';
 import type { BridgeWarning, WarningLedger } from '../core/warnings.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
+import { sendJson } from './send-json.ts';
 import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
 
 export interface ResponsesRouteDependencies {
@@ -44,7 +45,7 @@ export interface ResponsesRouteDependencies {
   shutdownSignal?: AbortSignal;
 }
 
-/** Locals the error middleware reads when a failure happens after the SSE response was committed. */
+/** What the error answer (error-middleware.ts) reads when a failure happens after the SSE response was committed. */
 export interface ExchangeLocals {
   exchangeId?: string;
   exchangeStarted?: boolean;
@@ -77,25 +78,26 @@ function retryAfterOf(response: UpstreamResponse): string | null {
   return (Array.isArray(value) ? value[0] : value) ?? null;
 }
 
-export function createResponsesHandler(dependencies: ResponsesRouteDependencies) {
+/**
+ * One `POST /v1/responses` exchange, from a parsed body to the last event: lower, call the backend,
+ * lift its answer back as it streams. Transport-neutral on purpose: the fast path
+ * (responses-fast-path.ts) and the Express route (create-app.ts) read the body their own way and
+ * both end here. Throws for failures before anything was written; the caller answers them.
+ */
+export type ResponsesExchange = (body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals) => Promise<void>;
+
+export function createResponsesExchange(dependencies: ResponsesRouteDependencies): ResponsesExchange {
   const { upstream, logger, onTraffic } = dependencies;
 
-  return async function handleResponses(request: Request, response: Response): Promise<void> {
-    const locals = response.locals as ExchangeLocals;
+  return async function runExchange(body, request, response, locals) {
     const exchangeId = createItemId('resp');
     locals.exchangeId = exchangeId;
     const startedAtMs = Date.now();
     const elapsed = (): number => Date.now() - startedAtMs;
 
-    if (!request.is('application/json')) {
-      throw new InvalidRequestError(
-        `expected a JSON body with Content-Type: application/json, got '${request.headers['content-type'] ?? '(none)'}'`,
-        { code: 'unsupported_media_type' },
-      );
-    }
     const options = dependencies.getOptions();
     // `let`: both are released once the request is sent (see below).
-    let lowered: LoweredRequest | null = convertResponsesRequestToChatRequest(request.body, options, dependencies.ledger, {
+    let lowered: LoweredRequest | null = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, {
       grammarCache: dependencies.grammarCache,
     });
     let chatRequestText: string | null = JSON.stringify(lowered.chatRequest);
@@ -227,12 +229,12 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
         const status = code === 'context_length_exceeded' ? 400 : 503;
         const message = final.error?.message ?? 'backend failed';
         if (!clientGone) {
-          response.status(status).json({ error: { message, type: status === 400 ? 'invalid_request_error' : 'server_error', param: null, code } });
+          sendJson(response, status, { error: { message, type: status === 400 ? 'invalid_request_error' : 'server_error', param: null, code } });
         }
         endExchange('failed', status, { code, message });
         return;
       }
-      if (!clientGone) response.status(200).json(final);
+      if (!clientGone) sendJson(response, 200, final);
       endExchange(outcome, 200, null);
     };
 
@@ -253,7 +255,7 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
         failStream(code, message);
         return;
       }
-      response.status(mapped.status).set(mapped.headers).json({ error: { ...mapped.body.error, message } });
+      sendJson(response, mapped.status, { error: { ...mapped.body.error, message } }, mapped.headers);
       endExchange('failed', mapped.status, { code: mapped.body.error.code ?? 'backend_error', message });
     };
 
@@ -282,7 +284,7 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
     // lowered copy and the JSON text now rather than when the generation ends, possibly minutes later.
     // Kept, they survive every young-generation GC while exchanges are in flight (issue #7: scavenge
     // time per request about halved at 32 concurrent requests) and a 10 MB history stays resident.
-    request.body = undefined;
+    body = undefined;
     lowered = null;
     chatRequestText = null;
     let upstreamResponse: UpstreamResponse;
@@ -361,21 +363,23 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
       }
     };
 
+    let answerComplete = false;
     try {
       if (contentTypeOf(upstreamResponse).includes('application/json')) {
         await relayJsonCompletion(upstreamResponse);
       } else {
         const decoder = new SseDecoder();
         let keepReading = true;
-        for await (const bytes of upstreamResponse.body) {
+        await upstreamResponse.consume((bytes) => {
           watchdog?.refresh();
           for (const event of decoder.push(bytes)) {
             if (keepReading) keepReading = handleSseEvent(event);
           }
-          if (!keepReading || translator.terminated) break;
-        }
+          return keepReading && !translator.terminated;
+        });
         if (keepReading && !translator.terminated) for (const event of decoder.end()) if (keepReading) keepReading = handleSseEvent(event);
         if (!translator.terminated) writeEvents(translator.finish());
+        answerComplete = !clientGone && translator.finalResponse?.status !== 'failed';
       }
     } catch (error) {
       if (clientGone) {
@@ -386,9 +390,10 @@ export function createResponsesHandler(dependencies: ResponsesRouteDependencies)
     } finally {
       stopTimers();
       if (!translator.terminated && clientGone) endExchange('aborted', 499, null);
-      // A stream left unread after an error frame or an abort would pin its socket; destroying a
-      // fully read body is a no-op.
-      upstreamResponse.discard();
+      // A complete answer drains its last bytes and keeps its socket; a stream left after an error
+      // frame or an abort would pin its socket, so it is cut (a no-op for a fully read body).
+      if (answerComplete) upstreamResponse.release();
+      else upstreamResponse.discard();
     }
 
     async function relayJsonCompletion(source: UpstreamResponse): Promise<void> {

@@ -1,0 +1,105 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { isPlainJsonResponsesPost } from '../../../src/server/responses-fast-path.ts';
+import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
+import { sendRawHttpRequest, type RawHttpResponse } from '../../support/raw-http.ts';
+import { answerWithText, startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.ts';
+
+/**
+ * Issue #7: a plain-JSON `POST /v1/responses` skips Express (responses-fast-path.ts). Both paths must
+ * answer every request the same way, so each case is sent twice: as Codex sends it (fast path) and
+ * with a query string, which only the Express app serves.
+ */
+
+const TOKEN = 'fast-path-token';
+const FAST = '/v1/responses';
+const EXPRESS = '/v1/responses?served-by=express';
+
+describe('POST /v1/responses: fast path and Express answer alike', () => {
+  let backend: ScriptedBackend;
+  let bridge: StartedBridge;
+  before(async () => {
+    backend = await startScriptedBackend({});
+    bridge = await startTestBridge({ backendUrl: backend.url, keepaliveSeconds: 0, getToken: () => TOKEN });
+  });
+  after(async () => {
+    await bridge.close();
+    await backend.close();
+  });
+
+  async function sendBoth(body: string | Buffer, headers: Record<string, string> = {}): Promise<{ fast: RawHttpResponse; express: RawHttpResponse }> {
+    const allHeaders = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, ...headers };
+    const send = (path: string): Promise<RawHttpResponse> => {
+      backend.setHandlers(answerWithText('same answer'));
+      return sendRawHttpRequest(bridge.url, { path, headers: Object.fromEntries(Object.entries(allHeaders).filter(([, value]) => value !== '')), body });
+    };
+    return { fast: await send(FAST), express: await send(EXPRESS) };
+  }
+
+  /** The error envelope without what legitimately differs (body-parser words JSON syntax errors its own way). */
+  function comparable(response: RawHttpResponse): { status: number; contentType: string; code: unknown; type: unknown } {
+    const parsed = JSON.parse(response.text) as { error?: { code?: unknown; type?: unknown } };
+    return { status: response.status, contentType: String(response.headers['content-type']), code: parsed.error?.code, type: parsed.error?.type };
+  }
+
+  const refusals: Array<{ name: string; body: string | Buffer; headers?: Record<string, string>; status: number; code: string }> = [
+    { name: 'malformed JSON', body: '{"model": "m", "input": ', status: 400, code: 'invalid_json' },
+    { name: 'invalid UTF-8', body: Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d]), status: 400, code: 'invalid_utf8' },
+    { name: 'JSON nested too deep', body: `${'['.repeat(600)}${']'.repeat(600)}`, status: 400, code: 'json_too_deeply_nested' },
+    { name: 'an empty body', body: '', status: 400, code: 'invalid_request' },
+    { name: 'a body that is not an object', body: '[1, 2]', status: 400, code: 'invalid_request' },
+    { name: 'a missing token', body: '{"model":"m","input":"hi"}', headers: { authorization: '' }, status: 401, code: 'invalid_bridge_token' },
+    { name: 'a browser Origin', body: '{"model":"m","input":"hi"}', headers: { origin: 'https://example.com' }, status: 403, code: 'origin_not_allowed' },
+    { name: 'a foreign Host', body: '{"model":"m","input":"hi"}', headers: { host: 'evil.example:80' }, status: 403, code: 'host_not_allowed' },
+  ];
+
+  for (const refusal of refusals) {
+    it(`refuses ${refusal.name} identically`, async () => {
+      const callsBefore = backend.requests.length;
+      const { fast, express } = await sendBoth(refusal.body, refusal.headers);
+      assert.deepEqual(comparable(fast), comparable(express), `fast: ${fast.text}\nexpress: ${express.text}`);
+      assert.equal(fast.status, refusal.status, fast.text);
+      // Validation errors carry their own codes; the empty and non-object bodies have none.
+      const expectedCode = refusal.code === 'invalid_request' ? null : refusal.code;
+      assert.equal(comparable(fast).code, expectedCode, fast.text);
+      if (refusal.code !== 'invalid_json') assert.equal(JSON.parse(fast.text).error.message, JSON.parse(express.text).error.message);
+      assert.equal(backend.requests.length, callsBefore, 'a refused request never reaches the backend');
+    });
+  }
+
+  it('serves a valid request identically, with and without a BOM and a charset', async () => {
+    const request = JSON.stringify({ model: 'qwen3-coder', input: 'hello', stream: false });
+    for (const [body, headers] of [
+      [request, {}],
+      [`\ufeff${request}`, {}],
+      [request, { 'content-type': 'application/json; charset=utf-8' }],
+    ] as const) {
+      const { fast, express } = await sendBoth(body, headers);
+      assert.equal(fast.status, 200, fast.text);
+      assert.equal(express.status, 200, express.text);
+      const strip = (text: string): unknown => {
+        const value = JSON.parse(text) as Record<string, unknown>;
+        // Ids and times differ per exchange; everything else must not.
+        return { ...value, id: null, created_at: null, output: (value.output as Array<Record<string, unknown>>).map((item) => ({ ...item, id: null })) };
+      };
+      assert.deepEqual(strip(fast.text), strip(express.text));
+      assert.equal(fast.headers['content-type'], express.headers['content-type']);
+    }
+  });
+
+  it('takes only plain JSON posts to /v1/responses; everything else is left to Express', () => {
+    const request = (method: string, url: string, headers: Record<string, string>): IncomingMessage => ({ method, url, headers }) as unknown as IncomingMessage;
+    const json = { 'content-type': 'application/json' };
+    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', json)), true);
+    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', { 'content-type': 'Application/JSON; Charset="UTF-8"' })), true);
+    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', { ...json, 'content-encoding': 'identity' })), true);
+    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', { ...json, 'content-encoding': 'gzip' })), false);
+    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', { 'content-type': 'application/json; charset=latin1' })), false);
+    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', { 'content-type': 'text/plain' })), false);
+    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', {})), false);
+    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses?x=1', json)), false);
+    assert.equal(isPlainJsonResponsesPost(request('GET', '/v1/responses', json)), false);
+    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/models', json)), false);
+  });
+});
