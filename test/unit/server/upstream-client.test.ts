@@ -1,0 +1,128 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { createUpstreamClient, type UpstreamClient, type UpstreamResponse } from '../../../src/server/upstream-client.ts';
+
+/**
+ * How the bridge reads a backend's answer (issue #7): by 'data' events until the body ends or the
+ * reader says stop; a complete answer's rest is drained so the pooled socket is reused, anything
+ * else is cut.
+ */
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+
+describe('UpstreamResponse: consume, release, discard', () => {
+  let server: Server;
+  let client: UpstreamClient;
+  let handler: Handler = (_request, response) => response.end();
+  /** Every socket the backend accepted, in order. */
+  const connections: Socket[] = [];
+  /** The socket each request arrived on, as the backend sees it. */
+  const requestSockets: Socket[] = [];
+
+  before(async () => {
+    server = createServer((request, response) => {
+      // The body is read so that keep-alive can reuse the connection.
+      requestSockets.push(request.socket);
+      request.resume();
+      request.on('end', () => handler(request, response));
+    });
+    server.on('connection', (socket) => connections.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    client = createUpstreamClient({ baseUrl: `http://127.0.0.1:${port}/v1`, getApiKey: () => null });
+  });
+  after(async () => {
+    await client.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  /** Writes `parts` one by one, a few milliseconds apart, so each arrives as its own read. */
+  function answerInParts(parts: string[], ending: 'end' | 'cut' = 'end'): Handler {
+    return (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      let index = 0;
+      const next = (): void => {
+        if (index < parts.length) {
+          response.write(parts[index++]);
+          setTimeout(next, 5);
+        } else if (ending === 'end') response.end();
+        else response.socket?.destroy();
+      };
+      next();
+    };
+  }
+
+  async function post(): Promise<UpstreamResponse> {
+    return client.postChatCompletions('{}', new AbortController().signal);
+  }
+
+  function closed(socket: Socket): Promise<void> {
+    return socket.destroyed ? Promise.resolve() : new Promise((resolve) => socket.once('close', () => resolve()));
+  }
+
+  it('hands every piece over in order and resolves when the body ends', async () => {
+    handler = answerInParts(['data: 1\n\n', 'data: 2\n\n', 'data: [DONE]\n\n']);
+    const response = await post();
+    let text = '';
+    await response.consume((bytes) => {
+      text += bytes.toString('utf8');
+      return true;
+    });
+    assert.equal(text, 'data: 1\n\ndata: 2\n\ndata: [DONE]\n\n');
+  });
+
+  it('stops when told, and release() drains the rest so the connection stays open for reuse', async () => {
+    handler = answerInParts(['data: 1\n\n', 'data: [DONE]\n\n', ': trailing comment\n\n']);
+    const first = await post();
+    const firstSocket = requestSockets.at(-1) as Socket;
+    let pieces = 0;
+    await first.consume(() => {
+      pieces += 1;
+      return false;
+    });
+    assert.equal(pieces, 1, 'nothing is handed over after the reader said stop');
+    first.release();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(firstSocket.destroyed, false, 'the connection is still open: it went back to the pool');
+    // Both pooled connections are idle now; whichever undici picks, the answer is whole.
+    handler = answerInParts(['data: again\n\n']);
+    const second = await post();
+    assert.equal(await second.text(), 'data: again\n\n');
+    assert.equal(firstSocket.destroyed, false);
+  });
+
+  it('discard() cuts a body that is still streaming, without an unhandled error', async () => {
+    handler = answerInParts(Array.from({ length: 20 }, (_, index) => `data: ${index}\n\n`));
+    const response = await post();
+    await response.consume(() => false);
+    const socket = connections.at(-1) as Socket;
+    response.discard();
+    await closed(socket);
+    handler = answerInParts(['data: after\n\n']);
+    assert.equal(await (await post()).text(), 'data: after\n\n', 'the client keeps working on a new socket');
+  });
+
+  it('rejects when the backend cuts the body short', async () => {
+    handler = answerInParts(['data: 1\n\n'], 'cut');
+    const response = await post();
+    await assert.rejects(response.consume(() => true));
+  });
+
+  it("rejects with the reader's own error when the reader throws, and stops reading", async () => {
+    handler = answerInParts(['data: 1\n\n', 'data: 2\n\n']);
+    const response = await post();
+    let calls = 0;
+    await assert.rejects(
+      response.consume(() => {
+        calls += 1;
+        throw new Error('translator broke');
+      }),
+      /translator broke/,
+    );
+    assert.equal(calls, 1);
+    response.discard();
+  });
+});
