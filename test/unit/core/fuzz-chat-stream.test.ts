@@ -61,7 +61,7 @@ interface PipelineRun {
 }
 
 /**
- * Mirrors responses-route.ts: decode each byte piece, classify each SSE event, push chunks, fail on
+ * Mirrors responses-exchange.ts: decode each byte piece, classify each SSE event, push chunks, fail on
  * error frames and unreadable frames, stop at [DONE], flush the decoder at EOF and finish; a socket cut
  * is `fail`. `keepaliveAfter` holds piece indexes after which the keepalive timer fires.
  */
@@ -121,7 +121,7 @@ function runPipeline(pieces: readonly Uint8Array[], ending: StreamEnding, keepal
   return { events, translator };
 }
 
-/** Mirrors responses-route.ts for a backend that answers a stream request with one JSON completion. */
+/** Mirrors responses-exchange.ts for a backend that answers a stream request with one JSON completion. */
 function runJsonCompletion(text: string): PipelineRun {
   const translator = createTranslator();
   const events: ResponsesStreamEvent[] = [...translator.start()];
