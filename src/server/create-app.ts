@@ -4,11 +4,11 @@ import { InvalidRequestError } from '../core/errors.ts';
 import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES } from './error-middleware.ts';
 import { createModelsHandler } from './models-route.ts';
 import { rejectDeeplyNestedBody, verifyUtf8Body } from './request-body-checks.ts';
-import { createResponsesExchange, type ExchangeLocals, type ResponsesExchange, type ResponsesRouteDependencies } from './responses-exchange.ts';
+import { createResponsesExchange, type ExchangeLocals, type ResponsesExchange, type ResponsesExchangeDependencies } from './responses-exchange.ts';
 import { createResponsesFastPath } from './responses-fast-path.ts';
 import { createSecurityCheck, createSecurityMiddleware } from './security.ts';
 
-export interface AppDependencies extends ResponsesRouteDependencies {
+export interface AppDependencies extends ResponsesExchangeDependencies {
   getToken: () => string | null;
   allowedHostnames: readonly string[];
   version: string;

@@ -19,7 +19,7 @@ import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
 import { sendJson } from './send-json.ts';
 import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
 
-export interface ResponsesRouteDependencies {
+export interface ResponsesExchangeDependencies {
   upstream: UpstreamClient;
   getOptions: () => BridgeOptions;
   ledger: WarningLedger;
@@ -86,7 +86,7 @@ function retryAfterOf(response: UpstreamResponse): string | null {
  */
 export type ResponsesExchange = (body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals) => Promise<void>;
 
-export function createResponsesExchange(dependencies: ResponsesRouteDependencies): ResponsesExchange {
+export function createResponsesExchange(dependencies: ResponsesExchangeDependencies): ResponsesExchange {
   const { upstream, logger, onTraffic } = dependencies;
 
   return async function runExchange(body, request, response, locals) {

@@ -28,7 +28,7 @@ export interface UpstreamResponse {
 
 export interface UpstreamClient {
   readonly baseUrl: string;
-  postChatCompletions(body: string | Buffer, signal: AbortSignal): Promise<UpstreamResponse>;
+  postChatCompletions(body: string, signal: AbortSignal): Promise<UpstreamResponse>;
   getModels(signal: AbortSignal): Promise<UpstreamResponse>;
   close(): Promise<void>;
 }
@@ -163,7 +163,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   async function send(
     method: 'GET' | 'POST',
     path: string,
-    body: string | Buffer | undefined,
+    body: string | undefined,
     signal: AbortSignal,
   ): Promise<UpstreamResponse> {
     const url = `${baseUrl}${path}`;
