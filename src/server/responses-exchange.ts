@@ -55,7 +55,9 @@ export interface ExchangeLocals {
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
-  connection: 'keep-alive',
+  // No explicit `connection`: Node answers `keep-alive` to a keep-alive request (Codex) by itself, and
+  // `close` to a client that asked to close; forcing keep-alive held such a client's stream open until
+  // the server's idle timeout (5 s) after the last event.
   // Reverse proxies (nginx) buffer responses unless told otherwise; Codex needs each event now.
   'x-accel-buffering': 'no',
 } as const;
@@ -174,6 +176,25 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
     let keepaliveTimer: NodeJS.Timeout | null = null;
     /** Backend silence watchdog; armed before the backend call so headers that never arrive are covered too. */
     let watchdog: NodeJS.Timeout | null = null;
+    /** The backend's body while it is being read; paused while Codex's socket is full. */
+    let readingUpstream: UpstreamResponse | null = null;
+    /**
+     * Codex is not reading (its socket buffer is full): the backend's stream is paused until it drains,
+     * so a stalled client holds the backend back through TCP instead of the bridge buffering the whole
+     * generation in memory.
+     */
+    let waitingForClient = false;
+    const waitForClientToDrain = (): void => {
+      if (waitingForClient || readingUpstream === null) return;
+      waitingForClient = true;
+      readingUpstream.pause();
+      response.once('drain', () => {
+        waitingForClient = false;
+        // The backend was silent because we stopped reading it; its silence clock starts again now.
+        watchdog?.refresh();
+        readingUpstream?.resume();
+      });
+    };
     const writeEvents = (events: ResponsesStreamEvent[]): void => {
       if (events.length === 0) return;
       const items: ResponsesOutputItem[] = [];
@@ -185,7 +206,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
       }
       delivered.push(...items);
       if (committed && !clientGone) {
-        response.write(text);
+        if (!response.write(text)) waitForClientToDrain();
         keepaliveTimer?.refresh();
       }
       sendTrafficDelta(items);
@@ -275,6 +296,11 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
     // headers would otherwise hold the exchange forever, as undici's own timers are off.
     if (dependencies.upstreamIdleTimeoutSeconds > 0) {
       watchdog = setTimeout(() => {
+        if (waitingForClient) {
+          // The silence is ours: Codex is not reading, so neither are we.
+          watchdog?.refresh();
+          return;
+        }
         abortController.abort(new Error('backend idle timeout'));
         failStream('server_error', `backend at ${upstream.baseUrl} sent nothing for ${dependencies.upstreamIdleTimeoutSeconds} s; giving up`);
       }, dependencies.upstreamIdleTimeoutSeconds * 1000);
@@ -370,6 +396,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
       } else {
         const decoder = new SseDecoder();
         let keepReading = true;
+        readingUpstream = upstreamResponse;
         await upstreamResponse.consume((bytes) => {
           watchdog?.refresh();
           for (const event of decoder.push(bytes)) {
@@ -388,6 +415,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
         failStream('server_error', `backend stream broke (${upstream.baseUrl}): ${error instanceof Error ? error.message : String(error)}`);
       }
     } finally {
+      readingUpstream = null;
       stopTimers();
       if (!translator.terminated && clientGone) endExchange('aborted', 499, null);
       // A complete answer drains its last bytes and keeps its socket; a stream left after an error

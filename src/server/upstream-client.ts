@@ -15,6 +15,9 @@ export interface UpstreamResponse {
    * trace (issue #7).
    */
   consume(onBytes: (bytes: Buffer) => boolean): Promise<void>;
+  /** Stops and restarts the flow of `consume` (backpressure from the client); TCP holds the backend back meanwhile. */
+  pause(): void;
+  resume(): void;
   /** Reads the whole body as text (error bodies). */
   text(): Promise<string>;
   /**
@@ -129,6 +132,12 @@ function wrapResponse(response: Dispatcher.ResponseData): UpstreamResponse {
         body.once('error', onError);
         body.once('close', onClose);
       });
+    },
+    pause: () => {
+      body.pause();
+    },
+    resume: () => {
+      body.resume();
     },
     text: () => body.text(),
     release() {
