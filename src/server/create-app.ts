@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import { InvalidRequestError } from '../core/errors.ts';
-import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES } from './error-middleware.ts';
+import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES, reportRejectedExchange } from './error-middleware.ts';
 import { createModelsHandler } from './models-route.ts';
 import { rejectDeeplyNestedBody, verifyUtf8Body } from './request-body-checks.ts';
 import { createResponsesExchange, type ExchangeLocals, type ResponsesExchange, type ResponsesExchangeDependencies } from './responses-exchange.ts';
@@ -22,7 +22,13 @@ export interface AppDependencies extends ResponsesExchangeDependencies {
 export function createBridgeRequestHandler(dependencies: AppDependencies): (request: IncomingMessage, response: ServerResponse) => void {
   const runExchange = createResponsesExchange(dependencies);
   const securityOptions = { allowedHostnames: dependencies.allowedHostnames, getToken: dependencies.getToken };
-  const app = createApp(dependencies, runExchange, createSecurityMiddleware(securityOptions));
+  const app = createApp(
+    dependencies,
+    runExchange,
+    createSecurityMiddleware(securityOptions, (path, refusal) => {
+      if (path === '/v1/responses') reportRejectedExchange(dependencies.onTraffic, refusal.status, refusal);
+    }),
+  );
   const fastPath = createResponsesFastPath({
     runExchange,
     checkSecurity: createSecurityCheck(securityOptions),

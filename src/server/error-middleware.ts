@@ -135,16 +135,20 @@ export function answerRequestError(
     dependencies.logger.error('unexpected error', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   }
   if (!locals.exchangeStarted && exchange.path === '/v1/responses') {
-    dependencies.onTraffic({
-      type: 'exchange-rejected',
-      // Refused before the handler named it (bad JSON, too large): still a distinct log line.
-      exchangeId: locals.exchangeId ?? createItemId('resp'),
-      startedAt: new Date().toISOString(),
-      httpStatus: mapped.status,
-      error: { code: mapped.body.error.code, message: mapped.body.error.message },
-    });
+    // Refused before the handler named it (bad JSON, too large): still a distinct log line.
+    reportRejectedExchange(dependencies.onTraffic, mapped.status, mapped.body.error, locals.exchangeId);
   }
   sendJson(response, mapped.status, mapped.body, mapped.headers);
+}
+
+/** A `/v1/responses` request refused before lowering, for the panel and the log. */
+export function reportRejectedExchange(
+  onTraffic: TrafficListener,
+  httpStatus: number,
+  error: { code: string | null; message: string },
+  exchangeId: string = createItemId('resp'),
+): void {
+  onTraffic({ type: 'exchange-rejected', exchangeId, startedAt: new Date().toISOString(), httpStatus, error: { code: error.code, message: error.message } });
 }
 
 export function createErrorMiddleware(dependencies: ErrorAnswerDependencies) {

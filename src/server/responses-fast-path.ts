@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { answerRequestError, createBodyError, MAX_REQUEST_BODY_BYTES, type ErrorAnswerDependencies } from './error-middleware.ts';
+import { answerRequestError, createBodyError, MAX_REQUEST_BODY_BYTES, reportRejectedExchange, type ErrorAnswerDependencies } from './error-middleware.ts';
 import { assertJsonNestingDepth, assertUtf8Body } from './request-body-checks.ts';
 import type { ExchangeLocals, ResponsesExchange } from './responses-exchange.ts';
 import { sendSecurityRefusal, type SecurityRefusal } from './security.ts';
@@ -109,9 +109,11 @@ export function createResponsesFastPath(dependencies: ResponsesFastPathDependenc
     if (!isPlainJsonResponsesPost(request)) return false;
     const refusal = dependencies.checkSecurity(request, '/v1/responses');
     if (refusal) {
-      // Nothing of the body is read: a refused request costs nothing.
+      // Nothing of the body is read: a refused request costs nothing. The panel still shows it: a
+      // Codex profile with a stale token is otherwise hard to tell from a bridge that is down.
       request.resume();
       sendSecurityRefusal(response, refusal);
+      reportRejectedExchange(dependencies.onTraffic, refusal.status, refusal);
       return true;
     }
     const locals: ExchangeLocals = {};

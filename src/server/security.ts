@@ -88,12 +88,14 @@ export function sendSecurityRefusal(response: ServerResponse, refusal: SecurityR
   sendJson(response, refusal.status, createOpenAiErrorBody(refusal.message, { type: 'invalid_request_error', code: refusal.code }));
 }
 
-export function createSecurityMiddleware(options: SecurityOptions) {
+/** `onRefused` hears every refusal (the app reports those of `/v1/responses` to the panel and the log). */
+export function createSecurityMiddleware(options: SecurityOptions, onRefused: (path: string, refusal: SecurityRefusal) => void = () => undefined) {
   const check = createSecurityCheck(options);
   return function checkSecurity(request: Request, response: Response, next: NextFunction): void {
     const refusal = check(request, request.path);
     if (refusal) {
       sendSecurityRefusal(response, refusal);
+      onRefused(request.path, refusal);
       return;
     }
     next();

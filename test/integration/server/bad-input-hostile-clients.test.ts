@@ -176,7 +176,15 @@ describe('hostile neighbours', () => {
 
     await bridge.close();
     const logText = readFileSync(logFile, 'utf8');
-    assert.equal(logText.trim().split('\n').length, 5, 'each exchange has its log line');
+    const logRecords = logText
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { outcome: string; httpStatus: number; error: { code: string | null } | null });
+    assert.equal(logRecords.filter((record) => record.outcome !== 'rejected').length, 5, 'each exchange has its log line');
+    // The refusals of the earlier tests (Host, Origin, token) are logged too, by status and code only.
+    const refusals = logRecords.filter((record) => record.outcome === 'rejected');
+    assert.ok(refusals.length > 0);
+    assert.ok(refusals.every((record) => [401, 403].includes(record.httpStatus) && /^(invalid_bridge_token|origin_not_allowed|host_not_allowed)$/.test(record.error?.code ?? '')));
     const everything = { responses: texts, traffic: JSON.stringify(bridge.traffic), logFile: logText, logger: logLines.join('\n') };
     for (const [where, text] of Object.entries(everything)) {
       const joined = Array.isArray(text) ? text.join('\n') : text;

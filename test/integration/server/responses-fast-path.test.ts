@@ -57,6 +57,7 @@ describe('POST /v1/responses: fast path and Express answer alike', () => {
   for (const refusal of refusals) {
     it(`refuses ${refusal.name} identically`, async () => {
       const callsBefore = backend.requests.length;
+      const rejectedBefore = bridge.traffic.filter((event) => event.type === 'exchange-rejected').length;
       const { fast, express } = await sendBoth(refusal.body, refusal.headers);
       assert.deepEqual(comparable(fast), comparable(express), `fast: ${fast.text}\nexpress: ${express.text}`);
       assert.equal(fast.status, refusal.status, fast.text);
@@ -65,6 +66,15 @@ describe('POST /v1/responses: fast path and Express answer alike', () => {
       assert.equal(comparable(fast).code, expectedCode, fast.text);
       if (refusal.code !== 'invalid_json') assert.equal(JSON.parse(fast.text).error.message, JSON.parse(express.text).error.message);
       assert.equal(backend.requests.length, callsBefore, 'a refused request never reaches the backend');
+      // Each refusal, security ones included, is a round trip the panel and the log show.
+      const rejected = bridge.traffic.filter((event) => event.type === 'exchange-rejected').slice(rejectedBefore);
+      assert.deepEqual(
+        rejected.map((event) => [event.httpStatus, event.error.code]),
+        [
+          [refusal.status, expectedCode],
+          [refusal.status, expectedCode],
+        ],
+      );
     });
   }
 
