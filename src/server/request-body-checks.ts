@@ -26,13 +26,12 @@ export const INVALID_UTF8_ERROR_TYPE = 'encoding.invalid_utf8';
  */
 export function verifyUtf8Body(_request: IncomingMessage, _response: unknown, body: Buffer, encoding: string | null): void {
   if (encoding !== null && !/^utf-?8$/i.test(encoding)) return;
-  assertUtf8Body(body);
+  if (!isUtf8(body)) throw createInvalidUtf8Error();
 }
 
-/** The same check for the fast path, which reads the bytes itself. */
-export function assertUtf8Body(body: Buffer): void {
-  if (isUtf8(body)) return;
-  throw Object.assign(new Error('request body is not valid UTF-8'), { status: 400, type: INVALID_UTF8_ERROR_TYPE });
+/** The error both request paths refuse invalid UTF-8 with (the fast path finds it while decoding). */
+export function createInvalidUtf8Error(): Error {
+  return Object.assign(new Error('request body is not valid UTF-8'), { status: 400, type: INVALID_UTF8_ERROR_TYPE });
 }
 
 /** A body nested deeper than MAX_JSON_NESTING_DEPTH is a 400, not a stack overflow later. */

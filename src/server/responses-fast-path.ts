@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerRequestError, createBodyError, MAX_REQUEST_BODY_BYTES, reportRejectedExchange, type ErrorAnswerDependencies } from './error-middleware.ts';
-import { assertJsonNestingDepth, assertUtf8Body } from './request-body-checks.ts';
+import { assertJsonNestingDepth, createInvalidUtf8Error } from './request-body-checks.ts';
 import type { ExchangeLocals, ResponsesExchange } from './responses-exchange.ts';
 import { sendSecurityRefusal, type SecurityRefusal } from './security.ts';
 
@@ -28,8 +28,12 @@ function tooLargeError(): Error {
   return createBodyError('entity.too.large', 413, `request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes`);
 }
 
-/** Collects the body, refusing it as soon as it is known to exceed the limit (header or bytes read). */
-function readBody(request: IncomingMessage): Promise<Buffer> {
+/**
+ * Reads the body as text, decoding each piece as it arrives: no copy of the whole body as bytes, and
+ * the UTF-8 check is the decoding itself (a fatal decoder). Refuses as soon as the body is known to
+ * exceed the limit (header or bytes read) or to hold invalid UTF-8.
+ */
+function readBodyText(request: IncomingMessage): Promise<string> {
   const declared = Number(request.headers['content-length']);
   if (declared > MAX_REQUEST_BODY_BYTES) {
     // Drained, not buffered: the client still gets its 413 on a connection that stays usable.
@@ -37,37 +41,51 @@ function readBody(request: IncomingMessage): Promise<Buffer> {
     return Promise.reject(tooLargeError());
   }
   return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = [];
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    let text = '';
     let size = 0;
     // The request outlives its body by the whole exchange (minutes of streaming): once the body is
-    // read or refused, no listener may keep the chunks reachable (issue #7: they doubled the memory
-    // each exchange held and left the RSS tens of MB higher after a session of 2 MB requests).
+    // read or refused, no listener may keep what was read reachable (issue #7: kept chunks doubled the
+    // memory each exchange held and left the RSS tens of MB higher after a session of 2 MB requests).
     const stop = (): void => {
       request.off('data', onData);
       request.off('end', onEnd);
       request.off('error', onError);
+      text = '';
+    };
+    const refuse = (error: Error): void => {
+      stop();
+      // Drained, not buffered: the client still gets its answer on a connection that stays usable.
+      request.resume();
+      reject(error);
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > MAX_REQUEST_BODY_BYTES) {
-        stop();
-        chunks = [];
-        // Drained, not buffered: the client still gets its 413 on a connection that stays usable.
-        request.resume();
-        reject(tooLargeError());
+        refuse(tooLargeError());
         return;
       }
-      chunks.push(chunk);
+      try {
+        // A `+=` rope: JSON.parse flattens it once, without a second copy of the body as bytes.
+        text += decoder.decode(chunk, { stream: true });
+      } catch {
+        refuse(createInvalidUtf8Error());
+      }
     };
     const onEnd = (): void => {
+      let body: string;
+      try {
+        body = text + decoder.decode();
+      } catch {
+        // The body ends inside a multi-byte sequence.
+        refuse(createInvalidUtf8Error());
+        return;
+      }
       stop();
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-      chunks = [];
       resolve(body);
     };
     const onError = (error: Error): void => {
       stop();
-      chunks = [];
       reject(createBodyError('request.aborted', 400, `request body could not be read: ${error.message}`));
     };
     request.on('data', onData);
@@ -76,13 +94,10 @@ function readBody(request: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function parseBody(bytes: Buffer): unknown {
-  assertUtf8Body(bytes);
-  // express.json answers an empty body with {}; validation then names the missing fields.
-  if (bytes.length === 0) return {};
-  let text = bytes.toString('utf8');
-  // A leading BOM is tolerated, as express.json (through iconv-lite) tolerates it.
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+function parseBody(text: string): unknown {
+  // express.json answers an empty body with {}; validation then names the missing fields. A leading
+  // BOM is dropped by the decoder, as express.json (through iconv-lite) drops it.
+  if (text.length === 0) return {};
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -103,7 +118,7 @@ export function createResponsesFastPath(dependencies: ResponsesFastPathDependenc
   const serve = async (request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Promise<void> => {
     // No local holds the parsed body: the exchange drops it once lowered, and a 10 MB history must
     // not stay reachable from this frame until the answer ends.
-    await dependencies.runExchange(parseBody(await readBody(request)), request, response, locals);
+    await dependencies.runExchange(parseBody(await readBodyText(request)), request, response, locals);
   };
   return (request, response) => {
     if (!isPlainJsonResponsesPost(request)) return false;

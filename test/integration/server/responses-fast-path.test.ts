@@ -98,6 +98,25 @@ describe('POST /v1/responses: fast path and Express answer alike', () => {
     }
   });
 
+  it('decodes characters split across body chunks, and refuses bad bytes in a later chunk', async () => {
+    const text = 'naïve 👋 — 日本';
+    const bytes = Buffer.from(JSON.stringify({ model: 'qwen3-coder', input: text, stream: false }));
+    const emoji = bytes.indexOf(Buffer.from('👋'));
+    // Chunked upload cut inside the 4-byte emoji: each piece alone is not valid UTF-8.
+    const pieces = [bytes.subarray(0, emoji + 1), bytes.subarray(emoji + 1, emoji + 3), bytes.subarray(emoji + 3)];
+    backend.setHandlers(answerWithText('split'));
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` };
+    const served = await sendRawHttpRequest(bridge.url, { path: FAST, headers, body: pieces });
+    assert.equal(served.status, 200, served.text);
+    const sent = backend.requests.at(-1)?.body as { messages: Array<{ content: unknown }> };
+    assert.equal(sent.messages.at(-1)?.content, text);
+
+    const bad = [bytes.subarray(0, 20), Buffer.concat([bytes.subarray(20, 30), Buffer.from([0xff]), bytes.subarray(30)])];
+    const refused = await sendRawHttpRequest(bridge.url, { path: FAST, headers, body: bad });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(JSON.parse(refused.text).error.code, 'invalid_utf8');
+  });
+
   it('takes only plain JSON posts to /v1/responses; everything else is left to Express', () => {
     const request = (method: string, url: string, headers: Record<string, string>): IncomingMessage => ({ method, url, headers }) as unknown as IncomingMessage;
     const json = { 'content-type': 'application/json' };
