@@ -87,6 +87,10 @@ const RELEASE_DRAIN_MS = 2_000;
 
 function wrapResponse(response: Dispatcher.ResponseData): UpstreamResponse {
   const body = response.body;
+  // Between two readers (consume has stopped, release or discard not yet called) and after them, an
+  // abort still makes the body emit 'error'; with no listener that would crash the process. Whoever
+  // reads hears errors through consume's rejection or text()'s.
+  body.on('error', () => undefined);
   return {
     status: response.statusCode,
     headers: response.headers,
@@ -145,13 +149,9 @@ function wrapResponse(response: Dispatcher.ResponseData): UpstreamResponse {
       const timer = setTimeout(() => body.destroy(), RELEASE_DRAIN_MS);
       timer.unref();
       body.once('close', () => clearTimeout(timer));
-      // Nothing is listening any more: an error while draining concerns no one.
-      body.on('error', () => undefined);
       body.resume();
     },
     discard() {
-      // destroy() makes the body emit its abort error, and no reader is left to hear it.
-      body.on('error', () => undefined);
       body.destroy();
     },
   };
