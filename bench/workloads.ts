@@ -3,13 +3,9 @@
  * with apply_patch's Lark grammar, a few turns of history) and long sessions of 2 MB and 10 MB built
  * from the same kind of turns. Everything is deterministic so runs compare.
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { parseJson } from '../src/core/parse-json.ts';
+import { readCapture } from '../test/support/bridge-harness.ts';
+import { createRandom } from '../test/support/deterministic-random.ts';
 import { encodeAnswerMarker, type AnswerName } from './answers.ts';
-
-/** The reference pack sits beside the repository (tests find it the same way, from the package root). */
-export const CAPTURE_DIRECTORY = resolve(process.cwd(), '../shared/reference/captures');
 
 /** Codex 0.171 with apply_patch as a free-form tool: real tools, grammar and metadata. */
 const BASE_CAPTURE = 'b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req2.json';
@@ -18,25 +14,6 @@ const BASE_PROMPT_CHARACTERS = 16_979;
 
 type JsonObject = Record<string, unknown>;
 
-function readCapture(name: string): JsonObject {
-  const parsed = parseJson(readFileSync(resolve(CAPTURE_DIRECTORY, name), 'utf8'));
-  if (!parsed.success || typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
-    throw new Error(`capture ${name} is not a JSON object`);
-  }
-  return parsed.value as JsonObject;
-}
-
-/** Small deterministic generator (mulberry32): the same bytes on every run. */
-function createRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const WORDS = (
   'the a of to in is for on with that by this be are from as it at an or file tool patch model request ' +

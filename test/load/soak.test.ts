@@ -10,6 +10,7 @@ import { Agent, request } from 'undici';
 import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
 import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic-event.ts';
 import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
+import { createRandom } from '../support/deterministic-random.ts';
 import { SOAK_PATCH, type SoakScenario } from './soak-backend.ts';
 
 /*
@@ -137,18 +138,6 @@ const CHECKS: Readonly<Record<Scenario, { check: Check; logOutcome: ExchangeOutc
   'client-abort': { check: (observed) => (observed.aborted ? null : 'the client did not abort'), logOutcome: 'aborted' },
   'malformed-json': { check: expectFailure(400, 'invalid_json', /not valid JSON/), logOutcome: 'rejected' },
 };
-
-/** A small deterministic PRNG (mulberry32): the same seed gives the same scenario sequence per session. */
-function createRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pickScenario(random: () => number): Scenario {
   const total = SCENARIO_WEIGHTS.reduce((sum, [, weight]) => sum + weight, 0);

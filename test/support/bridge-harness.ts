@@ -11,7 +11,7 @@ export const REFERENCE_DIRECTORY = resolve(process.cwd(), '../shared/reference')
 
 export function readCapture(name: string): Record<string, unknown> {
   const parsed = parseJson(readFileSync(resolve(REFERENCE_DIRECTORY, 'captures', name), 'utf8'));
-  if (!parsed.success || typeof parsed.value !== 'object' || parsed.value === null) throw new Error(`capture ${name} is not a JSON object`);
+  if (!parsed.success || typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) throw new Error(`capture ${name} is not a JSON object`);
   return parsed.value as Record<string, unknown>;
 }
 

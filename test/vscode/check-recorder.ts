@@ -33,3 +33,16 @@ export function createCheckRecorder(): CheckRecorder {
 export function assertThat(condition: boolean, message: string): asserts condition {
   if (!condition) throw new Error(message);
 }
+
+/**
+ * Runs a browser-driven phase: prints its title, then, however `main` ends, how long it took and the
+ * `N passed, N failed` line CI reads, and exits non-zero when any check failed.
+ */
+export function runPhase(title: string, name: string, recorder: CheckRecorder, main: () => Promise<number>): void {
+  console.log(title);
+  void main().then((code) => {
+    console.log(`${name} finished in ${recorder.elapsed()}`);
+    console.log(`${recorder.tally.passed} passed, ${recorder.tally.failed} failed`);
+    process.exit(recorder.tally.failed > 0 ? Math.max(code, 1) : 0);
+  });
+}

@@ -4,10 +4,10 @@
  * Everything the server writes (profile, extensions, sockets, logs) stays in one temporary folder.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
+import { findFreePort } from '../support/bridge-harness.ts';
 
 export const CHROMIUM_ARGUMENTS = [
   '--no-sandbox',
@@ -55,15 +55,18 @@ export interface CodeServerOptions {
   keep?: boolean;
 }
 
-export function findFreePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
+/**
+ * Prints the end of code-server's log after a failure: the extension host's own crash reasons end up
+ * there, not in the page.
+ */
+export function printLogTail(server: Pick<CodeServer, 'logFile'>): void {
+  let tail: string;
+  try {
+    tail = readFileSync(server.logFile, 'utf8').split('\n').slice(-30).join('\n');
+  } catch {
+    return;
+  }
+  if (tail) console.error(`--- last lines of ${server.logFile} ---\n${tail}`);
 }
 
 export async function startCodeServer(options: CodeServerOptions): Promise<CodeServer> {

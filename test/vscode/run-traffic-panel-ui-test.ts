@@ -15,15 +15,15 @@
  * folder; FREEFORM_BRIDGE_VSCODE_SCREENSHOTS=DIR puts the screenshots there (default test-results/).
  * Prints a closing `N passed, N failed`; exits non-zero on any failure.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { format } from 'node:util';
 import * as esbuild from 'esbuild';
 import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
 import { startMockBackend, type MockBackend } from '../support/mock-backend/create-mock-backend.ts';
-import { assertThat, createCheckRecorder } from './check-recorder.ts';
-import { CHROMIUM_ARGUMENTS, startCodeServer, type CodeServer } from './code-server-harness.ts';
+import { assertThat, createCheckRecorder, runPhase } from './check-recorder.ts';
+import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from './code-server-harness.ts';
 import { CAPTURE_VARIABLE, CONTROL_DIRECTORY_VARIABLE, DONE_FILE, HOSTILE_PATCH, SNAPSHOT_CHECKED_FILE, UI_MARKER, type DriverPhase } from './traffic-panel-ui/markers.ts';
 
 const workspace = 'test/vscode/fixtures/workspace';
@@ -35,7 +35,8 @@ const TOTAL_TIMEOUT_MS = Number(process.env.FREEFORM_BRIDGE_VSCODE_TIMEOUT_MS ??
 const CAPTURE = resolve('../shared/reference/captures/b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json');
 const NOISE = /^Creation of workbench contribution|^\[(AgentHost|ChatModelSelection|AccountPolicyGate|reconnection-grace-time)|^(Resolving|Resolved) connection token|^Creating a socket|^Updating additional builtin|^\[Service Worker\]|getaddrinfo ENOTFOUND|Timed out waiting for authentication provider/;
 
-const { tally, elapsed, check } = createCheckRecorder();
+const recorder = createCheckRecorder();
+const { tally, elapsed, check } = recorder;
 
 
 async function bundleDriver(): Promise<string> {
@@ -301,13 +302,7 @@ async function main(): Promise<number> {
       await page.screenshot({ path: join(screenshotFolder, 'traffic-panel-failure.png') }).catch(() => undefined);
       console.error(`screenshot: ${join(screenshotFolder, 'traffic-panel-failure.png')}`);
     }
-    if (server) {
-      try {
-        console.error(`--- last lines of ${server.logFile} ---\n${readFileSync(server.logFile, 'utf8').split('\n').slice(-30).join('\n')}`);
-      } catch {
-        // No log to show.
-      }
-    }
+    if (server) printLogTail(server);
     tally.failed = Math.max(tally.failed, 1);
     return 1;
   } finally {
@@ -319,9 +314,4 @@ async function main(): Promise<number> {
   }
 }
 
-console.log('traffic panel UI: a scripted session through the bridge, seen in the live traffic panel');
-void main().then((code) => {
-  console.log(`traffic panel UI finished in ${elapsed()}`);
-  console.log(`${tally.passed} passed, ${tally.failed} failed`);
-  process.exit(tally.failed > 0 ? Math.max(code, 1) : 0);
-});
+runPhase('traffic panel UI: a scripted session through the bridge, seen in the live traffic panel', 'traffic panel UI', recorder, main);

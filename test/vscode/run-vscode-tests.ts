@@ -9,11 +9,10 @@
  * Needs CODE_SERVER_BIN / CODE_SERVER_NODE_BIN / CHROMIUM_PATH from scripts/setup-code-server.sh.
  * Prints a closing `N passed, N failed` line; exits non-zero on any failure, crash or timeout.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { format } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_ARGUMENTS, startCodeServer, type CodeServer } from './code-server-harness.ts';
+import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from './code-server-harness.ts';
 import { RESULT_MARKER } from './suite/result-marker.ts';
 
 const [extensionPath = '.', testsPath = 'out/test/vscode/suite/index.js', workspace = 'test/vscode/fixtures/workspace'] = process.argv.slice(2);
@@ -153,18 +152,7 @@ async function main(): Promise<never> {
       exitCode = exitCode === 0 ? 1 : exitCode;
     }
   }
-  const logFile = server?.logFile;
-  if (exitCode !== 0 && logFile) {
-    // The extension host's own crash reasons end up in code-server's log, not in the page.
-    const tail = (() => {
-      try {
-        return readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n');
-      } catch {
-        return '';
-      }
-    })();
-    if (tail) console.error(`--- last lines of ${logFile} ---\n${tail}`);
-  }
+  if (exitCode !== 0 && server) printLogTail(server);
   const cleanUpStartedAt = Date.now();
   await cleanUp();
   if (process.env.FREEFORM_BRIDGE_VSCODE_TIMING === '1') console.log(`clean-up took ${Date.now() - cleanUpStartedAt} ms`);

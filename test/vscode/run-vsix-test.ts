@@ -20,8 +20,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { FAKE_MODEL, startFakeBackend, type FakeBackend } from './suite/fake-backend.ts';
-import { createCheckRecorder } from './check-recorder.ts';
-import { CHROMIUM_ARGUMENTS, startCodeServer, type CodeServer } from './code-server-harness.ts';
+import { createCheckRecorder, runPhase } from './check-recorder.ts';
+import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from './code-server-harness.ts';
 
 const workspace = 'test/vscode/fixtures/workspace';
 const keep = process.env.FREEFORM_BRIDGE_VSCODE_KEEP === '1';
@@ -31,7 +31,8 @@ const extensionId = `${manifest.publisher}.${manifest.name}`;
 /** The workbench needs 7–11 s to come up on two idle cores; a loaded CI machine needs far more. */
 const UI_TIMEOUT_MS = Number(process.env.FREEFORM_BRIDGE_VSIX_UI_TIMEOUT_MS ?? 90_000);
 
-const { tally, elapsed, check } = createCheckRecorder();
+const recorder = createCheckRecorder();
+const { tally, check } = recorder;
 
 function packageVsix(folder: string): string {
   const out = join(folder, `${manifest.name}-${manifest.version}.vsix`);
@@ -155,16 +156,7 @@ async function main(): Promise<number> {
       await page.screenshot({ path: join(screenshotFolder, 'vsix-test-failure.png') }).catch(() => undefined);
       console.error(`screenshot: ${join(screenshotFolder, 'vsix-test-failure.png')}`);
     }
-    if (server) {
-      const tail = (() => {
-        try {
-          return readFileSync(server.logFile, 'utf8').split('\n').slice(-30).join('\n');
-        } catch {
-          return '';
-        }
-      })();
-      if (tail) console.error(`--- last lines of ${server.logFile} ---\n${tail}`);
-    }
+    if (server) printLogTail(server);
     tally.failed = Math.max(tally.failed, 1);
     return 1;
   } finally {
@@ -175,9 +167,4 @@ async function main(): Promise<number> {
   }
 }
 
-console.log('vsix phase: the packaged extension, installed like a user installs it');
-void main().then((code) => {
-  console.log(`vsix phase finished in ${elapsed()}`);
-  console.log(`${tally.passed} passed, ${tally.failed} failed`);
-  process.exit(tally.failed > 0 ? Math.max(code, 1) : 0);
-});
+runPhase('vsix phase: the packaged extension, installed like a user installs it', 'vsix phase', recorder, main);
