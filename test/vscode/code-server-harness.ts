@@ -1,6 +1,6 @@
 /**
  * Starts and stops a throwaway code-server (VS Code server + web workbench) on 127.0.0.1 for one
- * test run, adapted from the reference pack (../shared/reference/vscode-testing/code-server-harness.mjs).
+ * test run.
  * Everything the server writes (profile, extensions, sockets, logs) stays in one temporary folder.
  */
 import { execFileSync, spawn } from 'node:child_process';

@@ -25,6 +25,7 @@ import { startMockBackend, type MockBackend } from '../support/mock-backend/crea
 import { assertThat, createCheckRecorder, runPhase } from './check-recorder.ts';
 import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from './code-server-harness.ts';
 import { CAPTURE_VARIABLE, CONTROL_DIRECTORY_VARIABLE, DONE_FILE, HOSTILE_PATCH, SNAPSHOT_CHECKED_FILE, UI_MARKER, type DriverPhase } from './traffic-panel-ui/markers.ts';
+import { fixturePath } from '../support/fixtures.ts';
 
 const workspace = 'test/vscode/fixtures/workspace';
 const keep = process.env.FREEFORM_BRIDGE_VSCODE_KEEP === '1';
@@ -32,7 +33,7 @@ const screenshotFolder = resolve(process.env.FREEFORM_BRIDGE_VSCODE_SCREENSHOTS 
 const UI_TIMEOUT_MS = Number(process.env.FREEFORM_BRIDGE_VSIX_UI_TIMEOUT_MS ?? 90_000);
 const TOTAL_TIMEOUT_MS = Number(process.env.FREEFORM_BRIDGE_VSCODE_TIMEOUT_MS ?? 300_000);
 /** Codex 0.171 with the freeform apply_patch tool (lark grammar), from the reference pack beside the repository. */
-const CAPTURE = resolve('../shared/reference/captures/b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json');
+const CAPTURE = fixturePath('captures/b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json');
 const NOISE = /^Creation of workbench contribution|^\[(AgentHost|ChatModelSelection|AccountPolicyGate|reconnection-grace-time)|^(Resolving|Resolved) connection token|^Creating a socket|^Updating additional builtin|^\[Service Worker\]|getaddrinfo ENOTFOUND|Timed out waiting for authentication provider/;
 
 const recorder = createCheckRecorder();

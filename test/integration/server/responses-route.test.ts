@@ -6,7 +6,7 @@ import {
   itemsDone,
   postResponses,
   readCapture,
-  readReferenceText,
+  readFixtureText,
   readSseEvents,
   startTestBridge,
   terminalEvent,
@@ -14,7 +14,7 @@ import {
   findFreePort,
 } from '../../support/bridge-harness.ts';
 
-const TRICKY_INPUT = readReferenceText('backend-examples/tricky-input.txt');
+const TRICKY_INPUT = readFixtureText('backend-examples/tricky-input.txt');
 /** XML-style parsers (qwen3_coder, SGLang, Ollama) drop exactly one trailing newline (backends.md §7). */
 const TRICKY_INPUT_XML_TRIMMED = TRICKY_INPUT.replace(/\n$/, '');
 
@@ -160,7 +160,7 @@ describe('error mapping for Codex', () => {
   }
 
   it('turns a backend context overflow into context_length_exceeded', async () => {
-    backend.enqueue({ status: 400, errorBody: JSON.parse(readReferenceText('backend-examples/vllm-error-context-length.json')) });
+    backend.enqueue({ status: 400, errorBody: JSON.parse(readFixtureText('backend-examples/vllm-error-context-length.json')) });
     const result = await errorOf(await postResponses(bridge.url, DEFAULT_REQUEST));
     assert.equal(result.status, 400);
     assert.equal(result.error.code, 'context_length_exceeded');
@@ -168,7 +168,7 @@ describe('error mapping for Codex', () => {
   });
 
   it('passes a backend 400 through as a readable 400 with a hint', async () => {
-    backend.enqueue({ status: 400, errorBody: JSON.parse(readReferenceText('backend-examples/vllm-error-auto-tool-choice-disabled.json')) });
+    backend.enqueue({ status: 400, errorBody: JSON.parse(readFixtureText('backend-examples/vllm-error-auto-tool-choice-disabled.json')) });
     const result = await errorOf(await postResponses(bridge.url, DEFAULT_REQUEST));
     assert.equal(result.status, 400);
     assert.match(result.error.message, /backend rejected the request \(HTTP 400/);
@@ -183,18 +183,18 @@ describe('error mapping for Codex', () => {
   });
 
   it('answers an overloaded backend with 503, never 500', async () => {
-    backend.enqueue({ status: 503, errorBody: JSON.parse(readReferenceText('backend-examples/ollama-error-busy.json')) });
+    backend.enqueue({ status: 503, errorBody: JSON.parse(readFixtureText('backend-examples/ollama-error-busy.json')) });
     const busy = await errorOf(await postResponses(bridge.url, DEFAULT_REQUEST));
     assert.equal(busy.status, 503);
     assert.match(busy.error.message, /server busy/);
-    backend.enqueue({ status: 500, errorBody: JSON.parse(readReferenceText('backend-examples/vllm-error-engine-dead.json')) });
+    backend.enqueue({ status: 500, errorBody: JSON.parse(readFixtureText('backend-examples/vllm-error-engine-dead.json')) });
     const dead = await errorOf(await postResponses(bridge.url, DEFAULT_REQUEST));
     assert.equal(dead.status, 503);
     assert.match(dead.error.message, /EngineCore/);
   });
 
   it('names the model and URL on a backend 404', async () => {
-    backend.enqueue({ status: 404, errorBody: JSON.parse(readReferenceText('backend-examples/vllm-error-model-not-found.json')) });
+    backend.enqueue({ status: 404, errorBody: JSON.parse(readFixtureText('backend-examples/vllm-error-model-not-found.json')) });
     const result = await errorOf(await postResponses(bridge.url, DEFAULT_REQUEST));
     assert.equal(result.status, 400);
     assert.match(result.error.message, /qwen3-coder/);

@@ -10,13 +10,14 @@ import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
 import { toWireName } from '../../../src/core/tool-map.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 import { validateChatRequestForVllm } from '../../support/vllm-chat-validator.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
 /*
  * Every request body Codex 0.154–0.171 POSTed in the reference pack lowers into a request vLLM
  * accepts (bridge-rules.md §10 item 1), with explicit assertions per capture. CI runs with `shared/`
  * next to the repository.
  */
-const CAPTURES_DIRECTORY = path.resolve(process.cwd(), '../shared/reference/captures');
+const CAPTURES_DIRECTORY = fixturePath('captures');
 
 /** Only what these tests read from a capture; everything else passes untouched. */
 const captureSchema = z.looseObject({
@@ -49,8 +50,10 @@ function lowerCapture(fileName: string): { capture: Capture; lowered: LoweredReq
   return { capture, lowered: convertResponsesRequestToChatRequest(raw, resolveBridgeOptions(), createWarningLedger()) };
 }
 
+// The headers example is not a body, and the compaction capture is a list of whole exchanges (headers
+// and body each) with its own assertions in compaction.test.ts; every other file is one request body.
 const captureFiles = readdirSync(CAPTURES_DIRECTORY)
-  .filter((fileName) => fileName.endsWith('.json') && fileName !== 'headers_example_v0.171.json')
+  .filter((fileName) => fileName.endsWith('.json') && fileName !== 'headers_example_v0.171.json' && !fileName.startsWith('f_local_compaction_'))
   .sort();
 
 function toolNames(request: ChatRequest): string[] {

@@ -11,10 +11,11 @@ import { SseDecoder, parseChatStreamEvent } from '../../../src/core/sse/sse-deco
 import { ChatStreamTranslator, type StreamTranslatorOptions } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
 import type { ToolMap, ToolMapEntry } from '../../../src/core/tool-map.ts';
 import { assertCodexAcceptsStream, type CodexStreamCheckOptions } from '../../support/codex-stream-oracle.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
 // ---------- fixtures and helpers ----------
 
-const BACKEND_EXAMPLES = path.resolve(process.cwd(), '../shared/reference/backend-examples');
+const BACKEND_EXAMPLES = fixturePath('backend-examples');
 const TRICKY_INPUT = readFileSync(path.join(BACKEND_EXAMPLES, 'tricky-input.txt'), 'utf8');
 /** XML parsers (qwen3_coder, SGLang, Ollama's qwen3coder) drop exactly one trailing newline (backends.md §7). */
 const TRICKY_INPUT_TRIMMED = TRICKY_INPUT.replace(/\n$/, '');
@@ -1225,7 +1226,7 @@ describe('failures after the stream started (bridge-rules.md §8)', () => {
 });
 
 describe('grammar check at the finish chunk (bridge-rules.md §5.5)', () => {
-  const capture = JSON.parse(readFileSync(path.resolve(process.cwd(), '../shared/reference/captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json'), 'utf8')) as {
+  const capture = JSON.parse(readFileSync(fixturePath('captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json'), 'utf8')) as {
     tools: Array<{ name?: string; format?: { syntax: string; definition: string } }>;
   };
   const format = capture.tools.find((tool) => tool.name === 'apply_patch')?.format;

@@ -4,8 +4,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { assertCodexAcceptsStream, checkCodexStream, type CodexStreamCheckOptions } from '../../support/codex-stream-oracle.ts';
 import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
-const sseFolder = path.resolve(process.cwd(), '../shared/reference/sse');
+const sseFolder = fixturePath('sse');
 
 interface ReferenceScript {
   name: string;

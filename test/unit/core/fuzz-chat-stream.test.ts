@@ -16,6 +16,7 @@ import { convertChatCompletionToChunk } from '../../../src/core/stream/convert-c
 import type { ToolMap, ToolMapEntry } from '../../../src/core/tool-map.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 import { checkCodexStream } from '../../support/codex-stream-oracle.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
 /*
  * Issue #8: property-based fuzzing of the streaming half of the core — random Chat chunk streams,
@@ -33,7 +34,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed_0008);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
 const PARAMETERS: fc.Parameters<unknown> = { seed: SEED, numRuns: RUNS, endOnFailure: false };
 
-const CAPTURES = path.resolve(process.cwd(), '../shared/reference/captures');
+const CAPTURES = fixturePath('captures');
 
 /** The real tool maps lowering produces for Codex's apply_patch and code-mode requests, merged. */
 function loadToolMap(): ToolMap {

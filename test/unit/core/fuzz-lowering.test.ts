@@ -10,6 +10,7 @@ import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../..
 import { MAX_WIRE_NAME_LENGTH } from '../../../src/core/tool-map.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 import { validateChatRequestForVllm } from '../../support/vllm-chat-validator.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
 /*
  * Issue #8: property-based fuzzing of lowering — random Responses requests (Codex-shaped ones with
@@ -26,10 +27,14 @@ const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed_0008);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
 const PARAMETERS: fc.Parameters<unknown> = { seed: SEED, numRuns: RUNS };
 
-const CAPTURES = path.resolve(process.cwd(), '../shared/reference/captures');
+const CAPTURES = fixturePath('captures');
 const CAPTURE_BODIES: unknown[] = readdirSync(CAPTURES)
   .filter((name) => name.endsWith('.json') && !name.startsWith('headers_'))
-  .map((name) => JSON.parse(readFileSync(path.join(CAPTURES, name), 'utf8')) as unknown);
+  // A file holding whole exchanges (the compaction capture) contributes each exchange's body.
+  .flatMap((name) => {
+    const parsed = JSON.parse(readFileSync(path.join(CAPTURES, name), 'utf8')) as unknown;
+    return Array.isArray(parsed) ? parsed.map((exchange) => (exchange as { body: unknown }).body) : [parsed];
+  });
 
 const VALID_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
 

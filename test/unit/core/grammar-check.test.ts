@@ -7,13 +7,14 @@ import type { ToolGrammar } from '../../../src/core/grammar/compile-grammar.ts';
 import { createGrammarCache } from '../../../src/core/grammar/grammar-cache.ts';
 import { renderGrammarExample } from '../../../src/core/grammar/render-grammar-example.ts';
 import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
+import { FIXTURES_DIRECTORY } from '../../support/fixtures.ts';
 
 /*
  * The lift-time check as the lifters call it: warnings, opt-in repair, the per-cache "reported
  * once" rule for grammars that cannot be compiled, the cache bound, and the description examples.
  */
 
-const REFERENCE = path.resolve(process.cwd(), '../shared/reference');
+const REFERENCE = FIXTURES_DIRECTORY;
 
 function readCapturedGrammar(file: string, tool: string): ToolGrammar {
   const parsed = parseJson(readFileSync(path.join(REFERENCE, 'captures', file), 'utf8'));

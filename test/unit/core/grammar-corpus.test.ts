@@ -5,6 +5,7 @@ import path from 'node:path';
 import { compileGrammar, type ToolGrammar } from '../../../src/core/grammar/compile-grammar.ts';
 import { describeGrammarMismatch, type GrammarMatcher, type GrammarMismatch } from '../../../src/core/grammar/grammar-matcher.ts';
 import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
+import { FIXTURES_DIRECTORY } from '../../support/fixtures.ts';
 
 /*
  * The real grammars Codex 0.154–0.171 declares (read from the reference pack's captures) against a
@@ -12,7 +13,7 @@ import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
  * codex-wire.md §10). Each invalid case pins where matching stops and what was expected there.
  */
 
-const REFERENCE = path.resolve(process.cwd(), '../shared/reference');
+const REFERENCE = FIXTURES_DIRECTORY;
 const CAPTURES = path.join(REFERENCE, 'captures');
 
 function readJson(file: string): unknown {

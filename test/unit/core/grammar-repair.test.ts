@@ -6,13 +6,14 @@ import { compileGrammar, type ToolGrammar } from '../../../src/core/grammar/comp
 import type { GrammarMatcher } from '../../../src/core/grammar/grammar-matcher.ts';
 import { findGrammarRepair, type GrammarRepair } from '../../../src/core/grammar/repair-grammar-input.ts';
 import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
+import { FIXTURES_DIRECTORY } from '../../support/fixtures.ts';
 
 /*
  * Each repair on the shapes models really produce (peers.md §2.2), always verified against the real
  * apply_patch grammar; combinations; and the cases that must stay unrepaired.
  */
 
-const REFERENCE = path.resolve(process.cwd(), '../shared/reference');
+const REFERENCE = FIXTURES_DIRECTORY;
 
 function readCapturedGrammar(file: string, tool: string): ToolGrammar {
   const parsed = parseJson(readFileSync(path.join(REFERENCE, 'captures', file), 'utf8'));

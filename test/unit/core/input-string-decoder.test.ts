@@ -5,8 +5,9 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { InputStringDecoder } from '../../../src/core/stream/input-string-decoder.ts';
 import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
-const examplesFolder = path.resolve(process.cwd(), '../shared/reference/backend-examples');
+const examplesFolder = fixturePath('backend-examples');
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

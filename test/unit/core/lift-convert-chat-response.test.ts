@@ -9,8 +9,9 @@ import { parseJson } from '../../../src/core/parse-json.ts';
 import type { ResponsesResponse } from '../../../src/core/responses/responses-output.ts';
 import type { ToolMap, ToolMapEntry } from '../../../src/core/tool-map.ts';
 import type { BridgeWarning } from '../../../src/core/warnings.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
-const examplesFolder = path.resolve(process.cwd(), '../shared/reference/backend-examples');
+const examplesFolder = fixturePath('backend-examples');
 const tricky = readFileSync(path.join(examplesFolder, 'tricky-input.txt'), 'utf8');
 const trickyTrimmed = tricky.slice(0, -1);
 
@@ -324,7 +325,7 @@ describe('convertChatResponseToResponsesResponse: unreadable bodies', () => {
 });
 
 describe('convertChatResponseToResponsesResponse: grammar check (bridge-rules.md §5.5)', () => {
-  const capture = parseJson(readFileSync(path.resolve(process.cwd(), '../shared/reference/captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json'), 'utf8'));
+  const capture = parseJson(readFileSync(fixturePath('captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json'), 'utf8'));
   assert.ok(capture.success);
   const tools = (capture.value as { tools: Array<{ name?: string; format?: { syntax: string; definition: string } }> }).tools;
   const format = tools.find((tool) => tool.name === 'apply_patch')?.format;

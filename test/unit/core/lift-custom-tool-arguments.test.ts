@@ -10,8 +10,9 @@ import {
   type LiftedCustomInput,
 } from '../../../src/core/lift/lift-custom-tool-arguments.ts';
 import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
-const examplesFolder = path.resolve(process.cwd(), '../shared/reference/backend-examples');
+const examplesFolder = fixturePath('backend-examples');
 const context = { tool: 'apply_patch', callId: 'call_1', finishReason: 'tool_calls' };
 
 function lift(argumentsText: string, finishReason: string | null = 'tool_calls'): LiftedCustomInput {

@@ -11,10 +11,11 @@ import {
   type LiftToolCallInput,
 } from '../../../src/core/lift/lift-tool-call.ts';
 import type { ToolMap, ToolMapEntry } from '../../../src/core/tool-map.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
 /** The apply_patch grammar exactly as Codex 0.171 sends it. */
 function readCapturedPatchGrammar(): { syntax: string; definition: string } {
-  const file = path.resolve(process.cwd(), '../shared/reference/captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json');
+  const file = fixturePath('captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json');
   const body = JSON.parse(readFileSync(file, 'utf8')) as { tools: Array<{ name?: string; format?: { syntax: string; definition: string } }> };
   const format = body.tools.find((tool) => tool.name === 'apply_patch')?.format;
   assert.ok(format, 'the capture declares apply_patch with a grammar');

@@ -4,8 +4,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isContextOverflowMessage } from '../../../src/core/map-upstream-error.ts';
 import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
-const examplesFolder = path.resolve(process.cwd(), '../shared/reference/backend-examples');
+const examplesFolder = fixturePath('backend-examples');
 
 /** The `{message, type}` of a recorded error body, nested or flat. */
 function readExample(file: string): { message: string; type: string | null } {

@@ -4,8 +4,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { SseDecoder, isDoneSentinel, parseChatStreamEvent, type SseEvent } from '../../../src/core/sse/sse-decoder.ts';
 import { InputStringDecoder } from '../../../src/core/stream/input-string-decoder.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
-const examplesFolder = path.resolve(process.cwd(), '../shared/reference/backend-examples');
+const examplesFolder = fixturePath('backend-examples');
 const encoder = new TextEncoder();
 
 function decodeChunks(chunks: ReadonlyArray<Uint8Array | string>): SseEvent[] {

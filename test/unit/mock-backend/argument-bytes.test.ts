@@ -9,8 +9,9 @@ import {
   truncatePieces,
 } from '../../support/mock-backend/argument-bytes.ts';
 import { renderPythonJsonDumps } from '../../support/mock-backend/python-text.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
-const examplesFolder = '/work/shared/reference/backend-examples';
+const examplesFolder = fixturePath('backend-examples');
 const trickyInput = readFileSync(`${examplesFolder}/tricky-input.txt`, 'utf8');
 const matrix = JSON.parse(readFileSync(`${examplesFolder}/arguments-matrix.json`, 'utf8')) as Record<string, string>;
 const coercion = JSON.parse(readFileSync(`${examplesFolder}/qwen3coder-coercion-cases.json`, 'utf8')) as {

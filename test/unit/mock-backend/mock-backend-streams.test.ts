@@ -8,8 +8,9 @@ import {
   readSseChunks,
   readSseFrames,
 } from '../../support/mock-backend/read-sse-frames.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
-const examplesFolder = '/work/shared/reference/backend-examples';
+const examplesFolder = fixturePath('backend-examples');
 const trickyInput = readFileSync(`${examplesFolder}/tricky-input.txt`, 'utf8');
 const matrix = JSON.parse(readFileSync(`${examplesFolder}/arguments-matrix.json`, 'utf8')) as Record<string, string>;
 const referenceModel = 'Qwen/Qwen3-Coder-30B-A3B-Instruct';

@@ -6,8 +6,9 @@ import {
   validateChatRequestForProfile,
   validateChatRequestForVllm,
 } from '../../support/vllm-chat-validator.ts';
+import { fixturePath } from '../../support/fixtures.ts';
 
-const examplesFolder = '/work/shared/reference/backend-examples';
+const examplesFolder = fixturePath('backend-examples');
 
 function readExample(name: string): unknown {
   return JSON.parse(readFileSync(`${examplesFolder}/${name}`, 'utf8')) as unknown;
