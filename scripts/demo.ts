@@ -267,9 +267,11 @@ async function main(): Promise<number> {
     process.stderr.write(`unknown profile '${profile}'\n${USAGE}\n`);
     return 2;
   }
-  const codex = checkCodexAvailability();
-  if (codex.skipReason) {
-    process.stderr.write(`cannot run the demo: ${codex.skipReason}\n`);
+  let codex;
+  try {
+    codex = checkCodexAvailability();
+  } catch (error) {
+    process.stderr.write(`cannot run the demo: ${(error as Error).message}\n`);
     return 1;
   }
 

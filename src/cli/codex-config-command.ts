@@ -3,6 +3,8 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CODEX_TOOL_SURFACES, DEFAULT_CODEX_PROFILE, type CodexToolSurface } from '../core/codex-config/render-codex-config.ts';
 import { InvalidRequestError, UpstreamHttpError } from '../core/errors.ts';
+import { BRIDGE_VERSION } from '../server/start-server.ts';
+import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 import {
   applyCodexConfigWrite,
   fetchBackendModels,
@@ -38,9 +40,8 @@ Options:
   --make-default          also make the bridge Codex's default in config.toml (edited minimally, backup kept)
   --dry-run               print the changes as a diff and write nothing
   -h, --help              show this help
+  -V, --version           print the version
 `;
-
-class UsageError extends Error {}
 
 const MODEL_LIST_TIMEOUT_MS = 3_000;
 
@@ -75,20 +76,18 @@ export async function runCodexConfigCommand(argv: string[], io: CodexConfigComma
   try {
     return await runCommand(argv, io);
   } catch (error) {
+    if (isArgumentParseError(error)) {
+      io.stderr(`freeform-bridge codex-config: ${describeUsageProblem(error, 'freeform-bridge codex-config --help')}\n`);
+      return 2;
+    }
     const message = error instanceof Error ? error.message : String(error);
     io.stderr(`freeform-bridge codex-config: ${message}\n`);
-    const isUsageProblem =
-      error instanceof UsageError || InvalidRequestError.is(error) || (errorCodeOf(error)?.startsWith('ERR_PARSE_ARGS') ?? false);
-    if (isUsageProblem) {
+    if (error instanceof UsageError || InvalidRequestError.is(error)) {
       io.stderr('Run `freeform-bridge codex-config --help` for usage.\n');
       return 2;
     }
     return 1;
   }
-}
-
-function errorCodeOf(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null ? (error as { code?: string }).code : undefined;
 }
 
 async function runCommand(argv: string[], io: CodexConfigCommandIo): Promise<number> {
@@ -108,10 +107,15 @@ async function runCommand(argv: string[], io: CodexConfigCommandIo): Promise<num
       'make-default': { type: 'boolean' },
       'dry-run': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'V' },
     },
   });
   if (values.help) {
     io.stdout(CODEX_CONFIG_USAGE);
+    return 0;
+  }
+  if (values.version) {
+    io.stdout(`${BRIDGE_VERSION}\n`);
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);

@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-options.ts';
 import type { Logger } from '../core/logger.ts';
+import { endsInVersionSegment } from '../core/map-upstream-http-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
+import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 import { BRIDGE_VERSION, DEFAULT_KEEPALIVE_SECONDS, startBridgeServer } from '../server/start-server.ts';
 
 const USAGE = `freeform-bridge ${BRIDGE_VERSION} — lets Codex's free-form tools work with function-only Chat Completions backends
@@ -24,10 +26,8 @@ Options for serve:
   --grammar-repair              repair lifted free-form inputs that miss their grammar in known ways (warned)
   --grammar-examples            add a compact valid example payload to each bridged tool's description
   -h, --help                    show this help
-  --version                     print the version
+  -V, --version                 print the version
 `;
-
-class UsageError extends Error {}
 
 const LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 type Level = (typeof LEVELS)[number];
@@ -74,10 +74,15 @@ async function serve(argv: string[]): Promise<void> {
       'grammar-repair': { type: 'boolean' },
       'grammar-examples': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'V' },
     },
   });
   if (values.help) {
     process.stdout.write(USAGE);
+    return;
+  }
+  if (values.version) {
+    process.stdout.write(`${BRIDGE_VERSION}\n`);
     return;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
@@ -91,6 +96,9 @@ async function serve(argv: string[]): Promise<void> {
   const backendApiKey = readEnvironmentSecret('--backend-api-key-env', values['backend-api-key-env']);
   const token = readEnvironmentSecret('--token-env', values['token-env']);
   const logger = createStderrLogger(level);
+  if (!endsInVersionSegment(values.backend)) {
+    logger.warn(`the backend URL ${values.backend} does not end in /v1; OpenAI-compatible servers answer 404 without it (e.g. ${values.backend.replace(/\/+$/, '')}/v1)`);
+  }
 
   let bridge;
   try {
@@ -149,6 +157,7 @@ export async function main(argv: string[]): Promise<number> {
           env: process.env,
         });
       case '--version':
+      case '-V':
       case 'version':
         process.stdout.write(`${BRIDGE_VERSION}\n`);
         return 0;
@@ -162,9 +171,13 @@ export async function main(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (error) {
+    if (isArgumentParseError(error)) {
+      process.stderr.write(`freeform-bridge: ${describeUsageProblem(error, `freeform-bridge ${command} --help`)}\n`);
+      return 2;
+    }
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`freeform-bridge: ${message}\n`);
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (error instanceof UsageError) {
       process.stderr.write('Run `freeform-bridge --help` for usage.\n');
       return 2;
     }

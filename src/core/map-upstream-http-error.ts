@@ -103,6 +103,18 @@ export function mapUpstreamHttpError(status: number, bodyText: string, context: 
       ),
     };
   }
+  if (status === 404 && !endsInVersionSegment(context.backendUrl)) {
+    // The commonest set-up mistake: `http://host:8000` instead of `http://host:8000/v1`. Named first,
+    // because the engine's own 404 text ("Not Found", "File Not Found") says nothing about it.
+    return {
+      status: 400,
+      headers: {},
+      body: createOpenAiErrorBody(
+        `the backend URL ${context.backendUrl} does not end in /v1, and the backend answered 404 for its /chat/completions — use its OpenAI-compatible base URL, e.g. ${context.backendUrl.replace(/\/+$/, '')}/v1 (the backend said: ${details.message})`,
+        { code: 'backend_url_without_v1' },
+      ),
+    };
+  }
   if (status === 404) {
     return {
       status: 400,
@@ -153,4 +165,15 @@ export function mapUpstreamHttpError(status: number, bodyText: string, context: 
       code: 'backend_unavailable',
     }),
   };
+}
+
+/** Whether the base URL's path ends in a version segment such as `/v1` (or `/api/v1`, `/openai/v1`). */
+export function endsInVersionSegment(url: string): boolean {
+  let pathname: string;
+  try {
+    pathname = new URL(url).pathname;
+  } catch {
+    return true;
+  }
+  return /\/v\d+(?:beta\d*)?\/?$/.test(pathname);
 }

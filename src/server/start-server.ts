@@ -70,6 +70,20 @@ function formatUrlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
+/**
+ * One line per failed or refused exchange at the default log level: Codex only says "Reconnecting…",
+ * so the person watching the bridge must see why (the status, the reason, and the backend it tried).
+ */
+function createFailureReporter(logger: Logger, backendUrl: string): TrafficListener {
+  return (event) => {
+    if (event.type === 'exchange-end' && event.outcome === 'failed') {
+      logger.warn(`exchange ${event.exchangeId} failed: HTTP ${event.httpStatus} ${event.error?.code ?? 'error'}: ${event.error?.message ?? 'no reason given'} (backend ${backendUrl})`);
+    } else if (event.type === 'exchange-rejected') {
+      logger.warn(`request ${event.exchangeId} refused: HTTP ${event.httpStatus} ${event.error.code ?? 'error'}: ${event.error.message}`);
+    }
+  };
+}
+
 export async function startBridgeServer(config: BridgeServerConfig): Promise<RunningBridge> {
   const host = config.host ?? '127.0.0.1';
   const logger = config.logger ?? createSilentLogger();
@@ -78,7 +92,9 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   const upstream = createUpstreamClient({ baseUrl: config.backendUrl, getApiKey: getBackendApiKey, dispatcher: config.dispatcher });
   const options = resolveBridgeOptions(config.options);
   const logWriter = config.logFile ? createExchangeLogWriter(config.logFile, logger) : null;
-  const listeners = [config.onTraffic, logWriter?.listener].filter((listener): listener is TrafficListener => listener !== undefined);
+  const listeners = [config.onTraffic, logWriter?.listener, createFailureReporter(logger, upstream.baseUrl)].filter(
+    (listener): listener is TrafficListener => listener !== undefined,
+  );
   const onTraffic = (event: TrafficEvent): void => {
     for (const listener of listeners) {
       try {

@@ -1,8 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -12,6 +11,7 @@ import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic-event
 import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
 import { createRandom } from '../support/deterministic-random.ts';
 import { SOAK_PATCH, type SoakScenario } from './soak-backend.ts';
+import { makeTempDir } from '../support/cleanup.ts';
 
 /*
  * Issue #8, load: a bounded soak on loopback. 16 concurrent simulated Codex sessions send a mix of
@@ -271,7 +271,7 @@ async function startSoakBackend(): Promise<{ child: ChildProcess; url: string; s
 describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (SOAK_SECONDS + 90) * 1000 }, () => {
   it('accounts for every exchange and leaves no socket, timer or memory behind', async (context) => {
     const backend = await startSoakBackend();
-    const logFile = join(mkdtempSync(join(tmpdir(), 'freeform-bridge-soak-')), 'exchanges.jsonl');
+    const logFile = join(makeTempDir('freeform-bridge-soak-'), 'exchanges.jsonl');
     const panelOutcomes = new Map<string, number>();
     const countOutcome = (event: TrafficEvent): void => {
       const outcome = event.type === 'exchange-end' ? event.outcome : event.type === 'exchange-rejected' ? 'rejected' : null;

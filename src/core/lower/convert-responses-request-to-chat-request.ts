@@ -149,6 +149,7 @@ export function convertResponsesRequestToChatRequest(
       })),
       toolChoice: { original: request.tool_choice ?? null, sent: chatRequest.tool_choice ?? null },
     },
-    clientStream: request.stream ?? true,
+    // As in the Responses API: a request that does not ask for a stream gets one JSON response.
+    clientStream: request.stream === true,
   };
 }

@@ -4,7 +4,7 @@ import type { EngineProfile } from '../../support/mock-backend/create-mock-backe
 import { createToolCallId } from '../../support/mock-backend/prepare-turn.ts';
 import {
   chatRequests,
-  checkCodexAvailability,
+  
   codexSuiteTitle,
   describeRun,
   exchangeEnds,
@@ -25,7 +25,6 @@ import {
  * backend as one tool message.
  */
 
-const { skipReason } = checkCodexAvailability();
 
 const SCRIPT = [
   'const result = await tools.exec_command({ cmd: "printf \'code mode says %s\' \\"héllo ✓\\"", login: false, yield_time_ms: 5000 });',
@@ -34,7 +33,7 @@ const SCRIPT = [
 ].join('\n');
 
 for (const profile of ['vllm-qwen3coder', 'vllm-hermes'] as const satisfies readonly EngineProfile[]) {
-  describe(codexSuiteTitle(`code-mode surface, ${profile}`), { skip: skipReason, timeout: 120_000 }, () => {
+  describe(codexSuiteTitle(`code-mode surface, ${profile}`), { timeout: 120_000 }, () => {
     it('exec is lifted with namespace functions, runs, and its structured output comes back as a tool message', async (context) => {
       const callId = createToolCallId(profile, false);
       const answer = 'The script ran exec_command and printed the greeting.';

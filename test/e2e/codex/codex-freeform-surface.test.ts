@@ -6,7 +6,7 @@ import type { EngineProfile } from '../../support/mock-backend/create-mock-backe
 import { createToolCallId } from '../../support/mock-backend/prepare-turn.ts';
 import {
   chatRequests,
-  checkCodexAvailability,
+  
   codexSuiteTitle,
   describeRun,
   exchangeEnds,
@@ -25,7 +25,6 @@ import {
  * the bridge lifts the call back into a `custom_tool_call`, and Codex applies the patch to the disk.
  */
 
-const { skipReason } = checkCodexAvailability();
 
 const ORIGINAL_APP = ['import sys', '', '', 'def greet(name):', '    return "Hello, " + name', '', '', 'def main():', '    print(greet(sys.argv[1]))', ''].join('\n');
 
@@ -74,7 +73,7 @@ function writeOriginalFiles(workspace: string): void {
 }
 
 for (const profile of ['vllm-hermes', 'vllm-qwen3coder'] as const satisfies readonly EngineProfile[]) {
-  describe(codexSuiteTitle(`freeform surface, ${profile}`), { skip: skipReason, timeout: 120_000 }, () => {
+  describe(codexSuiteTitle(`freeform surface, ${profile}`), { timeout: 120_000 }, () => {
     it('apply_patch adds and updates files exactly as the patch says', async (context) => {
       // The XML parser cuts a parameter at `</parameter>` (backends.md §7): that byte run cannot pass
       // through a qwen3_coder backend at all, whatever the bridge does.
@@ -120,7 +119,7 @@ for (const profile of ['vllm-hermes', 'vllm-qwen3coder'] as const satisfies read
   });
 }
 
-describe(codexSuiteTitle('freeform surface, malformed patch'), { skip: skipReason, timeout: 120_000 }, () => {
+describe(codexSuiteTitle('freeform surface, malformed patch'), { timeout: 120_000 }, () => {
   it('Codex reports the error to the model, the traffic and log show grammar_mismatch, the next turn recovers', async (context) => {
     const profile: EngineProfile = 'vllm-qwen3coder';
     const badCallId = createToolCallId(profile, false);

@@ -4,7 +4,7 @@ import { createToolCallId } from '../../support/mock-backend/prepare-turn.ts';
 import type { EngineProfile } from '../../support/mock-backend/create-mock-backend.ts';
 import {
   chatRequests,
-  checkCodexAvailability,
+  
   codexSuiteTitle,
   describeRun,
   exchangeEnds,
@@ -22,11 +22,10 @@ import {
  * answers and Codex exits 0 with that answer.
  */
 
-const { skipReason } = checkCodexAvailability();
 const ANSWER = 'The command printed “hello from exec ✓” — done.';
 
 for (const profile of ['vllm-hermes', 'vllm-qwen3coder'] as const satisfies readonly EngineProfile[]) {
-  describe(codexSuiteTitle(`functions surface, ${profile}`), { skip: skipReason, timeout: 120_000 }, () => {
+  describe(codexSuiteTitle(`functions surface, ${profile}`), { timeout: 120_000 }, () => {
     it('exec_command runs, its output is replayed, the answer is Codex’s final message', async () => {
       const callId = createToolCallId(profile, false);
       const session = await startE2eSession({

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { EngineProfile } from '../../support/mock-backend/create-mock-backend.ts';
 import {
   chatRequests,
-  checkCodexAvailability,
+  
   codexSuiteTitle,
   describeRun,
   exchangeEnds,
@@ -18,14 +18,13 @@ import {
  * shortened timeout really is in force.
  */
 
-const { skipReason } = checkCodexAvailability();
 const IDLE_TIMEOUT_MS = 2_500;
 const SILENCE_MS = 5_000;
 const profile: EngineProfile = 'vllm-hermes';
 /** No retries: a timed-out stream must fail the run instead of being hidden by a re-POST. */
 const providerSettings = { stream_idle_timeout_ms: IDLE_TIMEOUT_MS, stream_max_retries: 0, request_max_retries: 0 };
 
-describe(codexSuiteTitle('keepalive'), { skip: skipReason, timeout: 120_000 }, () => {
+describe(codexSuiteTitle('keepalive'), { timeout: 120_000 }, () => {
   it(`survives ${SILENCE_MS} ms of backend silence with stream_idle_timeout_ms = ${IDLE_TIMEOUT_MS}`, async (context) => {
     const answer = 'Answered after a long prefill.';
     const session = await startE2eSession({

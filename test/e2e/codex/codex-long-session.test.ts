@@ -4,7 +4,7 @@ import type { EngineProfile } from '../../support/mock-backend/create-mock-backe
 import { createToolCallId } from '../../support/mock-backend/prepare-turn.ts';
 import {
   chatRequests,
-  checkCodexAvailability,
+  
   codexSuiteTitle,
   describeRun,
   exchangeEnds,
@@ -20,10 +20,9 @@ import {
  * the backend must see exactly one request per model turn (no retry caused by the bridge).
  */
 
-const { skipReason } = checkCodexAvailability();
 const ROUNDS = 50;
 
-describe(codexSuiteTitle('long session'), { skip: skipReason, timeout: 170_000 }, () => {
+describe(codexSuiteTitle('long session'), { timeout: 170_000 }, () => {
   it(`${ROUNDS} exec round trips: every call/output pair matched by call id, nothing duplicated, no retries`, async (context) => {
     const profile: EngineProfile = 'vllm-qwen3coder';
     const issuedIds: string[] = [];

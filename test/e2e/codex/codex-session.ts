@@ -42,35 +42,32 @@ export function resolveCodexBinary(): string {
 
 export interface CodexAvailability {
   binary: string;
-  /** `codex-cli 0.171.0`, or null when the binary cannot run. */
-  version: string | null;
-  /** Why the suite is skipped, or false. */
-  skipReason: string | false;
+  /** What `codex --version` printed, e.g. `codex-cli 0.171.0`. */
+  version: string;
 }
 
 let availability: CodexAvailability | null = null;
 
+/**
+ * The real Codex CLI is a prerequisite of these tiers, installed by `npm ci` (devDependency
+ * `@openai/codex`). Missing or broken, the test file fails at once with a message naming it; it is
+ * never skipped, so a run without Codex cannot look green.
+ */
 export function checkCodexAvailability(): CodexAvailability {
   if (availability !== null) return availability;
   const binary = resolveCodexBinary();
-  if (!existsSync(binary)) {
-    availability = { binary, version: null, skipReason: `${binary} is missing (run npm ci, or set CODEX_BIN)` };
-    return availability;
-  }
+  if (!existsSync(binary)) throw new Error(`the real Codex CLI is missing at ${binary}: run npm ci (it installs @openai/codex), or set CODEX_BIN`);
   const result = spawnSync(binary, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
   if (result.status !== 0) {
-    const reason = `${binary} --version failed (platform package missing?): ${(result.stderr ?? '').trim().split('\n')[0] ?? ''}`;
-    availability = { binary, version: null, skipReason: reason };
-    return availability;
+    throw new Error(`the real Codex CLI at ${binary} does not run (\`codex --version\` failed; is its platform package missing?): ${(result.stderr ?? '').trim().split('\n')[0] ?? ''}`);
   }
-  availability = { binary, version: result.stdout.trim(), skipReason: false };
+  availability = { binary, version: result.stdout.trim() };
   return availability;
 }
 
-/** Suite titles name the Codex build under test: `real Codex (codex-cli 0.171.0)`. */
 export function codexSuiteTitle(title: string): string {
   const { version } = checkCodexAvailability();
-  return `real Codex (${version ?? 'unavailable'}), ${title}`;
+  return `real Codex (${version}), ${title}`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,12 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 import { postResponses, readCapture, readSseEvents, itemsDone } from '../../support/bridge-harness.ts';
+import { makeTempDir, trackProcessGroup, waitForProcessGroupExit } from '../../support/cleanup.ts';
 
 /**
  * Runs the built CLI the way the README tells a user to (`npx freeform-bridge serve …`), or the bundle
@@ -18,12 +18,15 @@ function startCli(
   launcher: 'npx' | 'node' = 'npx',
 ): { child: ChildProcess; firstLine: Promise<string>; stderr: () => string; stopGroup: () => void } {
   const [command, prefix] = launcher === 'npx' ? ['npx', ['--no-install', 'freeform-bridge']] : [process.execPath, ['dist/cli.js']];
-  const child = spawn(command, [...prefix, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: process.env,
-    // Its own process group, so a test can stop npm, the shell and the bridge together.
-    detached: true,
-  });
+  // Its own process group, so a test can stop npm, the shell and the bridge together; tracked, so the
+  // group is killed when this file's process ends, whatever path a test took.
+  const child = trackProcessGroup(
+    spawn(command, [...prefix, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: process.env,
+      detached: true,
+    }),
+  );
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
@@ -62,7 +65,7 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
   });
 
   it('serves Codex requests through npx and writes the exchange log', async () => {
-    const logFile = join(mkdtempSync(join(tmpdir(), 'freeform-bridge-cli-')), 'exchanges.jsonl');
+    const logFile = join(makeTempDir('freeform-bridge-cli-'), 'exchanges.jsonl');
     const cli = startCli(['serve', '--backend', backend.url, '--port', '0', '--log-file', logFile, '--model', 'served-model']);
     const line = await cli.firstLine;
     const match = /^freeform-bridge listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(line);
@@ -74,8 +77,9 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     assert.equal(itemsDone(exchange.events)[0]?.type, 'custom_tool_call');
     assert.equal((backend.requests.at(-1)?.body as { model: string }).model, 'served-model');
 
+    // npx may exit before the bridge under it has flushed the log: wait for the whole group.
     cli.stopGroup();
-    await exitCode(cli.child);
+    await waitForProcessGroupExit(cli.child.pid!);
     const records = readFileSync(logFile, 'utf8').trim().split('\n').map((text) => JSON.parse(text) as Record<string, unknown>);
     assert.equal(records.length, 1);
     assert.equal(records[0]?.outcome, 'completed');
@@ -108,5 +112,40 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     assert.match(second.stderr(), new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`));
     first.child.kill('SIGINT');
     assert.equal(await exitCode(first.child), 0);
+  });
+
+  it('prints its version with --version and -V, at the top level and after serve', async () => {
+    const expected = `${(JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version}\n`;
+    for (const args of [['--version'], ['-V'], ['serve', '--version'], ['serve', '-V'], ['codex-config', '-V']]) {
+      const cli = startCli(args, 'node');
+      let stdout = '';
+      cli.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      assert.equal(await exitCode(cli.child), 0, args.join(' '));
+      assert.equal(stdout, expected, args.join(' '));
+    }
+  });
+
+  it('names an unknown flag in one line and points at --help', async () => {
+    const cli = startCli(['serve', '--backend', backend.url, '--prot', '8080'], 'node');
+    assert.equal(await exitCode(cli.child), 2);
+    assert.equal(cli.stderr(), "freeform-bridge: unknown option '--prot' (see `freeform-bridge serve --help`)\n");
+  });
+
+  it('prints one line per failed exchange at the default log level, and names a backend URL without /v1', async () => {
+    const withoutVersion = backend.url.replace(/\/v1$/, '');
+    const cli = startCli(['serve', '--backend', withoutVersion, '--port', '0'], 'node');
+    const url = /(http:\/\/\S+)$/.exec(await cli.firstLine)![1]!;
+    const answer = await postResponses(url, { ...readCapture('a_default_qwen3-coder_v0.171.req1.json'), stream: false });
+    const body = (await answer.json()) as { error: { code: string; message: string } };
+    assert.equal(answer.status, 400);
+    assert.equal(body.error.code, 'backend_url_without_v1');
+    assert.match(body.error.message, /^the backend URL \S+ does not end in \/v1/);
+    cli.child.kill('SIGTERM');
+    assert.equal(await exitCode(cli.child), 0);
+    const lines = cli.stderr().trim().split('\n');
+    assert.match(lines[0]!, /warn: the backend URL \S+ does not end in \/v1/, 'named at start-up');
+    const failures = lines.filter((line) => / failed: HTTP /.test(line));
+    assert.equal(failures.length, 1, cli.stderr());
+    assert.match(failures[0]!, new RegExp(`failed: HTTP 400 backend_url_without_v1: .*\\(backend ${withoutVersion.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)$`));
   });
 });

@@ -1,12 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCodexConfigCommand } from '../../../src/cli/codex-config-command.ts';
+import { checkCodexAvailability } from '../../e2e/codex/codex-session.ts';
+import { makeTempDir } from '../../support/cleanup.ts';
 
 /**
  * The written files against the real Codex CLI (the pinned `@openai/codex` devDependency), with
@@ -15,16 +16,9 @@ import { runCodexConfigCommand } from '../../../src/cli/codex-config-command.ts'
  */
 
 const repositoryRoot = join(__dirname, '..', '..', '..');
-const codexBinary = join(repositoryRoot, 'node_modules', '.bin', process.platform === 'win32' ? 'codex.cmd' : 'codex');
 
-function codexUnavailableReason(): string | false {
-  if (!existsSync(codexBinary)) return 'node_modules/.bin/codex is missing (run npm ci)';
-  const version = spawnSync(codexBinary, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-  if (version.status !== 0) return `codex --version failed (platform package missing?): ${version.stderr.trim().split('\n')[0]}`;
-  return false;
-}
-
-const skipReason = codexUnavailableReason();
+// The real Codex CLI is a prerequisite (npm ci installs it); missing, this file fails at once naming it.
+const codexBinary = checkCodexAvailability().binary;
 
 const MINIMAL_STREAM =
   'data: {"type":"response.output_item.done","item":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi from the mock"}]}}\n\n' +
@@ -63,7 +57,7 @@ async function writeConfig(codexHome: string, baseUrl: string, extraArguments: s
 }
 
 function runCodex(codexHome: string, profile: string | null): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const workspace = mkdtempSync(join(tmpdir(), 'freeform-bridge-codex-workspace-'));
+  const workspace = makeTempDir('freeform-bridge-codex-workspace-');
   const environment: NodeJS.ProcessEnv = { ...process.env, CODEX_HOME: codexHome };
   // The profile must work on its own: no token or OpenAI key from the environment.
   delete environment.BRIDGE_TOKEN_FOR_TEST;
@@ -92,7 +86,7 @@ function runCodex(codexHome: string, profile: string | null): Promise<{ code: nu
   });
 }
 
-describe('Codex config accepted by the real Codex CLI', { skip: skipReason }, () => {
+describe('Codex config accepted by the real Codex CLI', () => {
   let server: Server;
   let baseUrl: string;
   const requests: RecordedRequest[] = [];
@@ -121,7 +115,7 @@ describe('Codex config accepted by the real Codex CLI', { skip: skipReason }, ()
   });
 
   async function runSurface(surface: string): Promise<RecordedRequest> {
-    const codexHome = join(mkdtempSync(join(tmpdir(), `freeform-bridge-real-codex-${surface}-`)), 'codex-home');
+    const codexHome = join(makeTempDir(`freeform-bridge-real-codex-${surface}-`), 'codex-home');
     await writeConfig(codexHome, baseUrl, ['--tool-surface', surface, '--context-window', '32768']);
     const before = requests.length;
     const result = await runCodex(codexHome, 'freeform-bridge');
@@ -164,7 +158,7 @@ describe('Codex config accepted by the real Codex CLI', { skip: skipReason }, ()
   });
 
   it('--make-default: plain `codex` (no -p) goes through the bridge and the edited config.toml passes --strict-config', async () => {
-    const codexHome = join(mkdtempSync(join(tmpdir(), 'freeform-bridge-real-codex-default-')), 'codex-home');
+    const codexHome = join(makeTempDir('freeform-bridge-real-codex-default-'), 'codex-home');
     mkdirSync(codexHome, { recursive: true });
     const original = [
       '# My Codex config',

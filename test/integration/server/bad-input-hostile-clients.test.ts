@@ -1,13 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../../src/core/logger.ts';
 import { postResponses, readSseEvents, startTestBridge, terminalEvent, type StartedBridge } from '../../support/bridge-harness.ts';
 import { parseOpenAiError, sendRawHttpRequest } from '../../support/raw-http.ts';
 import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { makeTempDir } from '../../support/cleanup.ts';
 
 /**
  * Issue #8, security: a local bridge is reachable by every process on the machine and every web page
@@ -49,7 +49,7 @@ describe('hostile neighbours', () => {
   let backend: ScriptedBackend;
   let bridge: StartedBridge;
   const logLines: string[] = [];
-  const logFile = join(mkdtempSync(join(tmpdir(), 'freeform-bridge-hostile-')), 'exchanges.jsonl');
+  const logFile = join(makeTempDir('freeform-bridge-hostile-'), 'exchanges.jsonl');
   before(async () => {
     backend = await startScriptedBackend();
     bridge = await startTestBridge({

@@ -1,13 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startMockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 import { assertCodexAcceptsStream } from '../../support/codex-stream-oracle.ts';
 import { postResponses, readSseEvents, startTestBridge, terminalEvent } from '../../support/bridge-harness.ts';
 import { runExchange, waitForExchangeEnd, waitUntil } from '../../support/exchange-outcome.ts';
 import { startBridgeServer } from '../../../src/server/start-server.ts';
+import { makeTempDir } from '../../support/cleanup.ts';
 
 /**
  * Issue #8, faults on the Codex side and in the bridge's own lifecycle: Codex going away during a
@@ -61,7 +61,7 @@ describe('Codex disconnects during a silent prefill', () => {
 describe('the bridge is stopped while requests are in flight', () => {
   it('tells each client why, aborts every backend call, logs every exchange and closes promptly', async () => {
     const backend = await startMockBackend({ profile: 'vllm-qwen3coder' });
-    const logFile = join(mkdtempSync(join(tmpdir(), 'freeform-bridge-stop-')), 'exchanges.jsonl');
+    const logFile = join(makeTempDir('freeform-bridge-stop-'), 'exchanges.jsonl');
     const bridge = await startTestBridge({ backendUrl: backend.url, keepaliveSeconds: 0.2, commitGraceMs: 100, logFile });
     try {
       backend.enqueue(

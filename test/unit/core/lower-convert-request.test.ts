@@ -67,9 +67,10 @@ describe('convertResponsesRequestToChatRequest: a whole request', () => {
     assert.equal(validateChatRequestForVllm(lowered.chatRequest), null);
   });
 
-  it('defaults clientStream to true and always streams upstream', () => {
+  it('answers JSON when the request does not ask for a stream (as the Responses API does), and always streams upstream', () => {
     const lowered = lower({ model: 'm', input: 'x' });
-    assert.equal(lowered.clientStream, true);
+    assert.equal(lowered.clientStream, false);
+    assert.equal(lower({ model: 'm', input: 'x', stream: true }).clientStream, true);
     assert.equal(lowered.chatRequest.stream, true);
     assert.deepStrictEqual(lowered.chatRequest.stream_options, { include_usage: true });
   });

@@ -1,9 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import {
@@ -17,12 +16,13 @@ import {
   type CodexConfigWriteOptions,
 } from '../../../src/server/codex-config-file.ts';
 import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../../../src/core/errors.ts';
+import { makeTempDir } from '../../support/cleanup.ts';
 
 const isRoot = process.getuid?.() === 0;
 const onWindows = process.platform === 'win32';
 
 function scratchHome(): string {
-  return join(mkdtempSync(join(tmpdir(), 'freeform-bridge-codex-config-')), 'codex-home');
+  return join(makeTempDir('freeform-bridge-codex-config-'), 'codex-home');
 }
 
 function writeOptions(codexHome: string, overrides: Partial<CodexConfigWriteOptions> = {}): CodexConfigWriteOptions {
