@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 import { itemsDone, postResponses, readCapture, readSseEvents } from '../../support/bridge-harness.ts';
@@ -25,17 +25,18 @@ describe('the npm tarball', { timeout: 180_000 }, () => {
   let folder: string;
   let tarball: string;
   let packedFiles: string[];
+  let packedManifest: Record<string, unknown>;
   let backend: MockBackend;
 
   before(async () => {
     assert.ok(existsSync(join(root, 'dist', 'cli.js')), 'dist/cli.js is missing: run `npm run build` first');
     folder = mkdtempSync(join(tmpdir(), 'freeform-bridge-npm-pack-'));
-    const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', folder], { cwd: root, encoding: 'utf8' });
-    assert.equal(packed.status, 0, `npm pack failed: ${packed.stderr}`);
-    const [report] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    assert.ok(report);
-    tarball = report.filename;
-    packedFiles = report.files.map((file) => file.path).sort();
+    const packed = spawnSync(process.execPath, ['scripts/pack-npm.mjs', '--no-build', '--out-dir', folder], { cwd: root, encoding: 'utf8' });
+    assert.equal(packed.status, 0, `scripts/pack-npm.mjs failed: ${packed.stderr}`);
+    tarball = basename(packed.stdout.trim().split('\n').at(-1)!);
+    const listing = spawnSync('tar', ['-tzf', join(folder, tarball)], { encoding: 'utf8' });
+    packedFiles = listing.stdout.trim().split('\n').map((path) => path.replace(/^package\//, '')).sort();
+    packedManifest = JSON.parse(spawnSync('tar', ['-xzOf', join(folder, tarball), 'package/package.json'], { encoding: 'utf8' }).stdout) as Record<string, unknown>;
     backend = await startMockBackend({ profile: 'vllm-qwen3coder' });
   });
 
@@ -48,6 +49,14 @@ describe('the npm tarball', { timeout: 180_000 }, () => {
     assert.equal(tarball, `${manifest.name}-${manifest.version}.tgz`);
     assert.deepEqual(packedFiles, ['CHANGELOG.md', 'LICENSE', 'README.md', 'dist/cli.js', 'package.json']);
     assert.deepEqual(manifest.dependencies ?? {}, {});
+  });
+
+  it('declares no scripts, so installing it runs nothing and npm warns about no install script', () => {
+    assert.equal(packedManifest.scripts, undefined);
+    assert.equal(packedManifest.devDependencies, undefined);
+    assert.equal(packedManifest.dependencies, undefined);
+    assert.deepEqual(packedManifest.bin, { 'freeform-bridge': './dist/cli.js' });
+    assert.equal(packedManifest.version, manifest.version);
   });
 
   it('npx ./<tarball> serve installs offline from an empty cache and serves /healthz, /v1/models and a Codex turn', async () => {

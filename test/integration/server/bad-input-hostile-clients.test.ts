@@ -202,7 +202,7 @@ describe('a working stream after hostile traffic', () => {
     try {
       await sendRawHttpRequest(bridge.url, { path: '/v1/responses', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body: '{}' });
       await sendRawHttpRequest(bridge.url, { method: 'GET', path: '/healthz', headers: { host: 'evil.example' } });
-      const exchange = await readSseEvents(await postResponses(bridge.url, REQUEST));
+      const exchange = await readSseEvents(await postResponses(bridge.url, { ...REQUEST, stream: true }));
       assert.equal(terminalEvent(exchange.events).type, 'response.completed');
     } finally {
       await bridge.close();

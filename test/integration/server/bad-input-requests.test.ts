@@ -182,7 +182,7 @@ describe('bad input to POST /v1/responses', () => {
       response.write(renderChunkFrame({}, 'tool_calls'));
       response.end('data: [DONE]\n\n');
     });
-    const exchange = await readSseEvents(await postResponses(bridge.url, { model: 'm', input: 'hi', tools: [{ type: 'custom', name, description: 'd' }] }));
+    const exchange = await readSseEvents(await postResponses(bridge.url, { model: 'm', input: 'hi', stream: true, tools: [{ type: 'custom', name, description: 'd' }] }));
     const sentName = (backend.requests.at(-1)?.body as { tools: Array<{ function: { name: string } }> }).tools[0]!.function.name;
     assert.ok(sentName.length <= 64, `wire name has ${sentName.length} characters`);
     const [call] = itemsDone(exchange.events);
