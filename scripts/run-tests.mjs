@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { clearTimeout, setTimeout } from 'node:timers';
 
 const DEFAULT_FILE_TIMEOUT_SECONDS = 600;
 /** After SIGTERM, a file gets this long to stop its own children (test/support/cleanup.ts) before SIGKILL. */

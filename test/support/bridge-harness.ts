@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
 import { parseJson } from '../../src/core/parse-json.ts';
 import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
 import type { TrafficEvent } from '../../src/core/traffic-event.ts';

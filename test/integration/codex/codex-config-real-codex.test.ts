@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,7 +15,6 @@ import { makeTempDir } from '../../support/cleanup.ts';
  * Responses server that records each request and answers the minimal stream of codex-wire.md §7.
  */
 
-const repositoryRoot = join(__dirname, '..', '..', '..');
 
 // The real Codex CLI is a prerequisite (npm ci installs it); missing, this file fails at once naming it.
 const codexBinary = checkCodexAvailability().binary;

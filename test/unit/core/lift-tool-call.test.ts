@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { createGrammarCache } from '../../../src/core/grammar/grammar-cache.ts';
 import {
   createCallIdDeduplicator,
