@@ -1,5 +1,5 @@
 // Packs the VS Code extension into freeform-bridge-<version>.vsix at the repository root with @vscode/vsce
-// (`npm run package`), offline.
+// (`npm run package`), offline, and the CLI's npm tarball next to it (scripts/pack-npm.mjs).
 //
 // Why a staging folder: package.json's "files" is the allow-list of the npm tarball (the CLI), and vsce
 // refuses a .vscodeignore next to a "files" property, yet the extension needs a different list. So the
@@ -10,7 +10,7 @@
 // (*.ts, tsconfig, files whose built copy is in dist/media/), README.md, CHANGELOG.md, LICENSE and package.json.
 //
 // Usage: node scripts/package-vsix.mjs [--out FILE] [--no-build] [--ls]
-//   --out FILE   where to write the .vsix (default: ./<name>-<version>.vsix)
+//   --out FILE   where to write the .vsix (default: ./<name>-<version>.vsix); the .tgz goes into the same folder
 //   --no-build   use dist/ as it is instead of running scripts/build.mjs first
 //   --ls         print the files the .vsix would hold (vsce ls in the staging folder) and write nothing
 import { spawnSync } from 'node:child_process';
@@ -77,6 +77,7 @@ try {
     // Relative README links become https://github.com/…/blob/HEAD/… links from "repository".
     run(process.execPath, [vsce, 'package', '--no-dependencies', '--out', out], stage);
     console.log(`package-vsix: ${relative(process.cwd(), out) || out} (${(statSync(out).size / 1024).toFixed(0)} KiB)`);
+    run(process.execPath, [join(root, 'scripts', 'pack-npm.mjs'), '--no-build', '--out-dir', dirname(out)], root);
   }
 } finally {
   rmSync(stage, { recursive: true, force: true });
