@@ -10,10 +10,12 @@
  * Every server started here runs in its own process group and is killed on every path: by `stop()`
  * from an `after` hook, and by a `process.on('exit')` handler when a test file ends any other way.
  */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, chmodSync, constants, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { describe, it } from 'node:test';
 import { findFreePort } from '../support/bridge-harness.ts';
 
 export const ENGINE_KIT_VARIABLE = 'FREEFORM_BRIDGE_ENGINE_KIT';
@@ -95,6 +97,14 @@ export function findEngineKit(): EngineKitLookup {
     missing: null,
   };
   return lookup;
+}
+
+/** A missing kit never counts as a pass: one failing test that says why the tier did not run. */
+export function reportMissingEngineKit(title: string, reason: string): void {
+  console.error(reason);
+  describe(title, () => {
+    it('did not run', () => assert.fail(reason));
+  });
 }
 
 export interface LlamaServerOptions {
