@@ -45,11 +45,21 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-// The last resort: a test file that ends on an uncaught error still leaves no server behind.
-process.on('exit', () => {
+function killEverything(): void {
   for (const child of runningServers) killGroup(child, 'SIGKILL');
   for (const folder of temporaryCopies) rmSync(folder, { recursive: true, force: true });
-});
+}
+
+// The last resort: a test file that ends on an uncaught error still leaves no server behind.
+process.on('exit', killEverything);
+// The servers run in their own process groups, so a Ctrl-C or the runner's SIGTERM never reaches them:
+// kill them, then let the signal do what it would have done (the listener is gone once it ran).
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    killEverything();
+    process.kill(process.pid, signal);
+  });
+}
 
 function isExecutable(path: string): boolean {
   try {
