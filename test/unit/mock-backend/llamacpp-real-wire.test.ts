@@ -207,6 +207,17 @@ describe('llamacpp mock profile against the real llama-server bytes: errors', ()
     });
   }
 
+  it('an error after the 200 (output the format handler cannot parse): data: {"error":…}, then the end without [DONE]', async () => {
+    const real = readWire('random-gptoss', 'auto-stream');
+    const [realFirst, ...realRest] = real.body.split('\n\n');
+    const errorBody = JSON.parse(realRest[0]!.slice('data: '.length)) as unknown;
+    const mock = await askMock(readRequestText('auto-stream'), [{ midStreamError: 'llamacpp', errorBody }]);
+    const [mockFirst, ...mockRest] = mock.body.split('\n\n');
+    assert.equal(mock.status, 200);
+    assert.deepEqual(shapeOf(JSON.parse(mockFirst!.slice('data: '.length))), shapeOf(JSON.parse(realFirst!.slice('data: '.length))));
+    assert.deepEqual(mockRest, realRest);
+  });
+
   it('503 "Loading model": the same body bytes (message, type, code: another field order than the other errors)', async () => {
     const real = readWire('loading', '503-while-loading');
     const mock = await askMock(readRequestText('required-stream'), [{ failure: 'overloaded' }]);
