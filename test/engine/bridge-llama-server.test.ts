@@ -23,6 +23,13 @@ const HISTORY_REQUEST = readCapture('b_freeform_apply_patch_qwen3-coder_via_mode
 
 type OutputItem = Record<string, unknown> & { type: string };
 
+/** A hang guard, not a speed check: six Codex-sized prefills on two busy cores take a while. */
+const ENGINE_GUARD_MS = 180_000;
+
+function exchange(bridge: StartedBridge, body: unknown): Promise<ObservedExchange> {
+  return runExchange(bridge, body, {}, { guardMs: ENGINE_GUARD_MS });
+}
+
 /** The output Codex ends up with, from a stream's terminal event or a JSON body. */
 function finalResponse(codex: CodexOutcome): Record<string, unknown> {
   if (codex.kind === 'stream') return codex.terminal.response as Record<string, unknown>;
@@ -97,7 +104,7 @@ if (lookup.kit === null) {
         const mode = stream ? 'stream' : 'non-stream';
 
         it(`${mode}: tool_choice "auto" (what Codex sends): the lowered apply_patch call comes back as one custom_tool_call`, async () => {
-          const observed = await runExchange(bridge, { ...FIRST_REQUEST, stream });
+          const observed = await exchange(bridge, { ...FIRST_REQUEST, stream });
           assertDeliveredPatch(observed);
           const sent = sentRequest(bridge, observed).loweredRequest;
           const lowered = sent.tools?.find((tool) => tool.type === 'function' && tool.function.name === 'apply_patch');
@@ -125,14 +132,14 @@ if (lookup.kit === null) {
         ];
         for (const form of forms) {
           it(`${mode}: tool_choice ${form.title}: sent upstream as ${JSON.stringify(form.sent)}, the call is delivered`, async () => {
-            const observed = await runExchange(bridge, { ...FIRST_REQUEST, stream, tool_choice: form.toolChoice });
+            const observed = await exchange(bridge, { ...FIRST_REQUEST, stream, tool_choice: form.toolChoice });
             assertDeliveredPatch(observed);
             assert.deepEqual(sentRequest(bridge, observed).loweredRequest.tool_choice, form.sent);
           });
         }
 
         it(`${mode}: tool_choice "none": the engine parses no call, so none is delivered (the model's text is)`, async () => {
-          const observed = await runExchange(bridge, { ...FIRST_REQUEST, stream, tool_choice: 'none' });
+          const observed = await exchange(bridge, { ...FIRST_REQUEST, stream, tool_choice: 'none' });
           assert.equal(observed.codex.status, 200, describeObserved(observed));
           if (observed.codex.kind === 'stream') assertCodexAcceptsStream(observed.codex.events);
           assert.equal(sentRequest(bridge, observed).loweredRequest.tool_choice, 'none');
@@ -145,7 +152,7 @@ if (lookup.kit === null) {
         });
 
         it(`${mode}: the history round trip (custom_tool_call and its output replayed) ends in "Done."`, async () => {
-          const observed = await runExchange(bridge, { ...HISTORY_REQUEST, stream });
+          const observed = await exchange(bridge, { ...HISTORY_REQUEST, stream });
           assert.equal(observed.codex.status, 200, describeObserved(observed));
           if (observed.codex.kind === 'stream') assertCodexAcceptsStream(observed.codex.events);
           assert.equal(outputText(observed.codex), 'Done.');
@@ -165,7 +172,7 @@ if (lookup.kit === null) {
         });
 
         it(`${mode}: a small max_output_tokens truncates the call: response incomplete, the call not delivered`, async () => {
-          const observed = await runExchange(bridge, { ...FIRST_REQUEST, stream, max_output_tokens: 12 });
+          const observed = await exchange(bridge, { ...FIRST_REQUEST, stream, max_output_tokens: 12 });
           assert.equal(observed.codex.status, 200, describeObserved(observed));
           if (observed.codex.kind === 'stream') assertCodexAcceptsStream(observed.codex.events, { expectedTerminal: 'response.incomplete' });
           const response = finalResponse(observed.codex);
@@ -177,7 +184,7 @@ if (lookup.kit === null) {
         });
 
         it(`${mode}: a custom tool reaching the engine (passthrough) is its 500, answered as a 400 Codex shows instead of retrying`, async () => {
-          const observed = await runExchange(passthroughBridge, { ...FIRST_REQUEST, stream });
+          const observed = await exchange(passthroughBridge, { ...FIRST_REQUEST, stream });
           const error = jsonError(observed.codex);
           assert.equal(error.status, 400, describeObserved(observed));
           assert.equal(error.code, 'backend_rejected_request');
@@ -188,7 +195,7 @@ if (lookup.kit === null) {
 
         it(`${mode}: a prompt over the context is the engine's 400 exceed_context_size_error, answered as context_length_exceeded`, async () => {
           const body = { ...FIRST_REQUEST, stream, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: freshWords(12_000, `ctx${format}${mode}`) }] }] };
-          const observed = await runExchange(bridge, body);
+          const observed = await exchange(bridge, body);
           const error = jsonError(observed.codex);
           assert.equal(error.status, 400, describeObserved(observed));
           assert.equal(error.code, 'context_length_exceeded');
@@ -197,7 +204,7 @@ if (lookup.kit === null) {
       }
 
       it('an unknown tool_choice string never reaches the engine: rewritten to "auto" with a warning', async () => {
-        const observed = await runExchange(bridge, { ...FIRST_REQUEST, tool_choice: 'banana' });
+        const observed = await exchange(bridge, { ...FIRST_REQUEST, tool_choice: 'banana' });
         assertDeliveredPatch(observed);
         assert.equal(sentRequest(bridge, observed).loweredRequest.tool_choice, 'auto');
         assert.ok(observed.end.warnings.some((warning) => warning.kind === 'tool_choice_rewritten'), JSON.stringify(observed.end.warnings));
@@ -218,7 +225,7 @@ if (lookup.kit === null) {
       });
 
       it('a request without tools (tools: []) sends neither tools nor tool_choice, and the answer is text', async () => {
-        const observed = await runExchange(bridge, { ...FIRST_REQUEST, tools: [], tool_choice: 'auto' });
+        const observed = await exchange(bridge, { ...FIRST_REQUEST, tools: [], tool_choice: 'auto' });
         assert.equal(observed.codex.status, 200, describeObserved(observed));
         const sent = sentRequest(bridge, observed).loweredRequest;
         assert.equal(sent.tools, undefined);
@@ -230,7 +237,7 @@ if (lookup.kit === null) {
       });
 
       it('six concurrent streams each deliver their own complete call', async () => {
-        const observed = await Promise.all(Array.from({ length: 6 }, () => runExchange(bridge, { ...FIRST_REQUEST, stream: true })));
+        const observed = await Promise.all(Array.from({ length: 6 }, () => exchange(bridge, { ...FIRST_REQUEST, stream: true })));
         const callIds = observed.map((exchange) => assertDeliveredPatch(exchange));
         assert.equal(new Set(callIds).size, 6, `call ids repeat: ${callIds.join(', ')}`);
       });
@@ -258,7 +265,7 @@ if (lookup.kit === null) {
         await waitFor(
           'the loaded model',
           async () => {
-            const observed = await runExchange(bridge, { ...FIRST_REQUEST, stream: true });
+            const observed = await exchange(bridge, { ...FIRST_REQUEST, stream: true });
             if (observed.codex.kind === 'stream') {
               delivered = observed;
               return true;
@@ -305,7 +312,7 @@ if (lookup.kit === null) {
         });
         // The engine itself saw the disconnect and cancelled the work (its log line), not just finished it.
         assert.match(server.output(), /stop: cancel task/);
-        assertDeliveredPatch(await runExchange(bridge, { ...FIRST_REQUEST, stream: true }));
+        assertDeliveredPatch(await exchange(bridge, { ...FIRST_REQUEST, stream: true }));
       });
     }
   });
