@@ -19,9 +19,15 @@ export interface ObservedExchange {
 /** Guard only: a fault test that hangs fails here instead of stalling the whole run. */
 const HANG_GUARD_MS = 20_000;
 
-export async function runExchange(bridge: { url: string; traffic: readonly TrafficEvent[] }, body: unknown, headers: Record<string, string> = {}): Promise<ObservedExchange> {
+export async function runExchange(
+  bridge: { url: string; traffic: readonly TrafficEvent[] },
+  body: unknown,
+  headers: Record<string, string> = {},
+  options: { guardMs?: number } = {},
+): Promise<ObservedExchange> {
   const endsBefore = bridge.traffic.filter((event) => event.type === 'exchange-end').length;
-  const response = await postResponses(bridge.url, body, { headers, signal: AbortSignal.timeout(HANG_GUARD_MS) });
+  // A real engine on a busy machine may need a longer guard than a mock (`guardMs`).
+  const response = await postResponses(bridge.url, body, { headers, signal: AbortSignal.timeout(options.guardMs ?? HANG_GUARD_MS) });
   let codex: CodexOutcome;
   if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
     const exchange = await readSseEvents(response);

@@ -526,10 +526,11 @@ function findLlamacppRejection(body: unknown): EngineError | null {
   if (!Array.isArray(body.messages)) return { status: 400, message: "'messages' is required", type: 'invalid_request_error' };
   if (Array.isArray(body.tools)) {
     for (const tool of body.tools) {
-      if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) {
+      const problem = !isRecord(tool) || tool.type !== 'function' ? 'Unsupported tool type' : !isRecord(tool.function) ? 'Missing tool function' : null;
+      if (problem !== null) {
         return {
           status: 500,
-          message: `Failed to parse tools: Unsupported tool type: ${JSON.stringify(tool)}; tools = ${JSON.stringify(body.tools, null, 2)}`,
+          message: `Failed to parse tools: ${problem}: ${JSON.stringify(tool)}; tools = ${JSON.stringify(body.tools, null, 2)}`,
           type: 'server_error',
         };
       }
@@ -537,7 +538,7 @@ function findLlamacppRejection(body: unknown): EngineError | null {
   }
   // An object (named) tool_choice silently becomes "auto"; only strings are checked.
   if (typeof body.tool_choice === 'string' && !['auto', 'none', 'required'].includes(body.tool_choice)) {
-    return { status: 500, message: `Invalid tool_choice: ${body.tool_choice}`, type: 'server_error' };
+    return { status: 400, message: `Invalid tool_choice: ${body.tool_choice}`, type: 'invalid_request_error' };
   }
   const kwargs = body.chat_template_kwargs;
   if (isRecord(kwargs) && 'enable_thinking' in kwargs && typeof kwargs.enable_thinking !== 'boolean') {
@@ -650,15 +651,19 @@ export function checkChatTransportForProfile(profile: EngineProfile, contentType
       const message = character === undefined ? 'unexpected EOF' : `invalid character ${renderPythonStringRepr(character)} looking for beginning of value`;
       return { body: undefined, rejection: reject({ status: 400, message }) };
     }
-    case 'llamacpp':
+    case 'llamacpp': {
+      // nlohmann's parse error escapes the handler as a 500; its tail names what it met (here: the end).
+      const atEnd = position >= Array.from(rawBody).length;
+      const tail = atEnd ? " - unexpected end of input; expected '[', '{', or a literal" : '';
       return {
         body: undefined,
         rejection: reject({
-          status: 400,
-          message: `[json.exception.parse_error.101] parse error at line 1, column ${position + 1}: syntax error while parsing value`,
-          type: 'invalid_request_error',
+          status: 500,
+          message: `[json.exception.parse_error.101] parse error at line 1, column ${position + 1}: syntax error while parsing value${tail}`,
+          type: 'server_error',
         }),
       };
+    }
     case 'lmstudio':
       return { body: undefined, rejection: reject({ status: 400, message: `Unexpected token in JSON at position ${position}` }) };
     default: {

@@ -218,17 +218,24 @@ export function loweredTool(request: RecordedRequest, name: string): ChatFunctio
 // ---------------------------------------------------------------------------------------------
 // The session
 
-export interface E2eSessionOptions {
-  profile: EngineProfile;
+export interface CodexBridgeSessionOptions {
+  /** The Chat Completions backend the bridge forwards to (a mock, or a real engine), ending in /v1. */
+  backendUrl: string;
   surface: CodexToolSurface;
-  /** Plays the model: sees each recorded chat request, returns the turn. */
-  responder?: (request: RecordedRequest) => MockTurn | Promise<MockTurn>;
-  backend?: Partial<Omit<MockBackendOptions, 'profile'>>;
   bridge?: Partial<Omit<BridgeServerConfig, 'backendUrl'>>;
   /** Extra keys for the provider table, passed to Codex as `-c model_providers.<id>.<key>=<value>`. */
   providerSettings?: Record<string, number>;
   /** Keep the scratch folders (to look at them after a failure). */
   keepScratch?: boolean;
+  /** Stops whatever serves `backendUrl`, after the bridge (the mock; nothing for an engine the caller owns). */
+  stopBackend?: () => Promise<void>;
+}
+
+export interface E2eSessionOptions extends Omit<CodexBridgeSessionOptions, 'backendUrl' | 'stopBackend'> {
+  profile: EngineProfile;
+  /** Plays the model: sees each recorded chat request, returns the turn. */
+  responder?: (request: RecordedRequest) => MockTurn | Promise<MockTurn>;
+  backend?: Partial<Omit<MockBackendOptions, 'profile'>>;
 }
 
 export interface RunCodexOptions {
@@ -238,8 +245,8 @@ export interface RunCodexOptions {
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
 }
 
-export interface E2eSession {
-  backend: MockBackend;
+/** The bridge, a scratch CODEX_HOME with the bridge's profile, a scratch git workspace, and Codex to run there. */
+export interface CodexBridgeSession {
   bridge: RunningBridge;
   traffic: TrafficEvent[];
   scratch: string;
@@ -255,28 +262,44 @@ export interface E2eSession {
   close(): Promise<void>;
 }
 
+export interface E2eSession extends CodexBridgeSession {
+  backend: MockBackend;
+}
+
 function runGit(workspace: string, gitArguments: string[]): void {
   const result = spawnSync('git', gitArguments, { cwd: workspace, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (result.status !== 0) throw new Error(`git ${gitArguments.join(' ')} failed in ${workspace}: ${result.stderr}`);
 }
 
 export async function startE2eSession(options: E2eSessionOptions): Promise<E2eSession> {
+  const backend = await startMockBackend({ profile: options.profile, ...options.backend });
+  if (options.responder) backend.setResponder(options.responder);
+  try {
+    const session = await startCodexBridgeSession({ ...options, backendUrl: backend.url, stopBackend: () => backend.close() });
+    return { ...session, backend };
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
+}
+
+export async function startCodexBridgeSession(options: CodexBridgeSessionOptions): Promise<CodexBridgeSession> {
   const scratch = mkdtempSync(join(tmpdir(), `freeform-bridge-e2e-${options.surface}-`));
   const codexHome = join(scratch, 'codex-home');
   const workspace = join(scratch, 'workspace');
   const logFile = join(scratch, 'bridge-exchanges.jsonl');
-  mkdirSync(workspace);
-  // A scratch git repository: Codex's git check passes without --skip-git-repo-check.
-  runGit(workspace, ['init', '-q']);
-
-  const backend = await startMockBackend({ profile: options.profile, ...options.backend });
-  if (options.responder) backend.setResponder(options.responder);
+  const removeScratch = (): void => {
+    if (!options.keepScratch && process.env.FREEFORM_BRIDGE_KEEP_E2E !== '1') rmSync(scratch, { recursive: true, force: true });
+  };
   const traffic: TrafficEvent[] = [];
-  let bridge: RunningBridge;
+  let bridge: RunningBridge | null = null;
   try {
+    mkdirSync(workspace);
+    // A scratch git repository: Codex's git check passes without --skip-git-repo-check.
+    runGit(workspace, ['init', '-q']);
     bridge = await startBridgeServer({
       ...options.bridge,
-      backendUrl: backend.url,
+      backendUrl: options.backendUrl,
       logFile,
       onTraffic: (event) => {
         traffic.push(event);
@@ -295,9 +318,11 @@ export async function startE2eSession(options: E2eSessionOptions): Promise<E2eSe
     });
     await applyCodexConfigWrite(plan);
   } catch (error) {
-    await backend.close();
+    await bridge?.close();
+    removeScratch();
     throw error;
   }
+  const runningBridge = bridge;
 
   const providerArguments = Object.entries(options.providerSettings ?? {}).flatMap(([key, value]) => ['-c', `model_providers.${CODEX_PROVIDER_ID}.${key}=${value}`]);
 
@@ -349,15 +374,14 @@ export async function startE2eSession(options: E2eSessionOptions): Promise<E2eSe
   let stopping: Promise<void> | null = null;
   const stopServers = (): Promise<void> => {
     stopping ??= (async () => {
-      await bridge.close();
-      await backend.close();
+      await runningBridge.close();
+      await options.stopBackend?.();
     })();
     return stopping;
   };
   let closed = false;
   return {
-    backend,
-    bridge,
+    bridge: runningBridge,
     traffic,
     scratch,
     codexHome,
@@ -376,7 +400,7 @@ export async function startE2eSession(options: E2eSessionOptions): Promise<E2eSe
       if (closed) return;
       closed = true;
       await stopServers();
-      if (!options.keepScratch && process.env.FREEFORM_BRIDGE_KEEP_E2E !== '1') rmSync(scratch, { recursive: true, force: true });
+      removeScratch();
     },
   };
 }

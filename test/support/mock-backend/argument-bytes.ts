@@ -102,24 +102,38 @@ export function splitModelJson(text: string, options: { leadingBrace: boolean; s
   return [...head.filter((piece) => piece !== ''), ...splitByCodePoints(rest, options.size)];
 }
 
+/** One JSON-string unit: a whole escape sequence (`\\n`, `\\"`, `\\u00e9`) or one code point. */
+function splitJsonStringUnits(text: string): string[] {
+  return text.match(/\\u[0-9a-fA-F]{4}|\\.|[\s\S]/gu) ?? [];
+}
+
 /**
- * llama.cpp: the first delta already holds `{"input":"`; later string diffs are split anywhere — at a
- * fixed stride plus once right after the first backslash, so a fragment always ends inside an escape.
+ * llama.cpp's stream of the arguments it builds itself (the Qwen3-Coder XML handler): `{`, then the key
+ * prefix `"input":"`, then the string value a few tokens at a time, then `"` and `}` apart. The server
+ * diffs JSON it re-serialised, so an escape sequence never straddles two pieces; and it holds a newline
+ * back until the next token arrives, so `\\n` always opens a piece (`\\n***`) and never ends one.
+ * Arguments of any other shape fall back to `{` plus the same escape-safe pieces.
  */
 export function splitLlamacppDiffs(text: string, stride = 7): string[] {
-  const characters = Array.from(text);
-  const prefixLength = findKeyPrefixLength(characters, true);
-  const rest = characters.slice(prefixLength);
-  const cuts = new Set<number>();
-  for (let index = stride; index < rest.length; index += stride) cuts.add(index);
-  const backslash = rest.indexOf('\\');
-  if (backslash !== -1 && backslash + 1 < rest.length) cuts.add(backslash + 1);
-  const pieces = [characters.slice(0, prefixLength).join('')];
-  let start = 0;
-  for (const cut of [...cuts].sort((left, right) => left - right)) {
-    pieces.push(rest.slice(start, cut).join(''));
-    start = cut;
+  const member = /^\{("(?:[^"\\]|\\.)*":")((?:[^"\\]|\\.)*)("\})$/su.exec(text);
+  const head = member ? ['{', member[1] ?? ''] : text.startsWith('{') ? ['{'] : [];
+  const body = member ? (member[2] ?? '') : text.slice(head.length);
+  const tail = member ? ['"', '}'] : [];
+  const units = splitJsonStringUnits(body);
+  const groups: string[][] = [];
+  let current: string[] = [];
+  for (const unit of units) {
+    const last = current[current.length - 1];
+    const opensNewlineRun = unit === '\\n' && last !== undefined && last !== '\\n';
+    // A full piece is cut before the next unit, except right after a newline: that one waits for company.
+    const full = current.length >= stride && last !== '\\n';
+    if (opensNewlineRun || full) {
+      groups.push(current);
+      current = [];
+    }
+    current.push(unit);
   }
-  if (start < rest.length) pieces.push(rest.slice(start).join(''));
-  return pieces;
+  if (current.length > 0) groups.push(current);
+  const pieces = groups.map((group) => group.join('')).filter((piece) => piece !== '');
+  return [...head, ...pieces, ...tail];
 }

@@ -346,7 +346,9 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
       return;
     }
 
-    response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', ...headers });
+    // llama-server names no charset on its event stream.
+    const streamType = traits.family === 'llamacpp' ? 'text/event-stream' : 'text/event-stream; charset=utf-8';
+    response.writeHead(200, { 'content-type': streamType, ...headers });
     response.flushHeaders();
     // No engine writes anything while it queues or prefills (§10): a silent gap, no comments.
     await wait(turn.delayBeforeFirstByteMs, controller.signal);

@@ -219,6 +219,7 @@ function decideContentWithCalls(context: ResponseContext, text: string, hasReaso
     case 'ollama':
       return text;
     case 'llamacpp':
+      return text;
     case 'lmstudio':
       return text === '' ? null : text;
     default: {

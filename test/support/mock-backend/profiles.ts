@@ -321,7 +321,10 @@ export function renderFailure(profile: EngineProfile, failure: MockFailure, cont
       if (traits.family === 'ollama') {
         return envelope({ status: 503, message: 'server busy, please try again.  maximum pending requests exceeded' });
       }
-      if (traits.family === 'llamacpp') return envelope({ status: 503, message: 'Loading model' });
+      if (traits.family === 'llamacpp') {
+        // Answered by the server's loading gate, not its error formatter: another field order.
+        return { status: 503, body: { error: { message: 'Loading model', type: 'unavailable_error', code: 503 } }, shutDownAfter: false };
+      }
       if (traits.family === 'sglang') return envelope({ status: 503, message: 'Service Unavailable', type: 'ServiceUnavailable' });
       return envelope({ status: 503, message: 'Model is loading, please try again later.' });
     case 'context-length':

@@ -2,7 +2,7 @@
  * Non-streaming `chat.completion` bodies per engine, field order and nulls included (§2.3 vLLM,
  * §3 SGLang, §4 Ollama, §5 llama.cpp, §6 LM Studio).
  */
-import { createLlamacppTimings } from './render-stream.ts';
+import { createLlamacppTimings, createLlamacppUsage } from './render-stream.ts';
 import type { PreparedTurn, ResponseContext } from './prepare-turn.ts';
 
 type JsonObject = Record<string, unknown>;
@@ -129,7 +129,7 @@ function renderOllamaBody(context: ResponseContext, turn: PreparedTurn): JsonObj
   };
 }
 
-/** [inf] beyond §5: built from llama-server's `to_json_oaicompat_chat` field order. */
+/** llama-server's `to_json_oaicompat_chat` field order; `content: ""` next to tool calls. */
 function renderLlamacppBody(context: ResponseContext, turn: PreparedTurn): JsonObject {
   const reasoning = joinReasoning(turn);
   const message: JsonObject = { role: 'assistant' };
@@ -144,11 +144,7 @@ function renderLlamacppBody(context: ResponseContext, turn: PreparedTurn): JsonO
     model: context.model,
     system_fingerprint: context.systemFingerprint,
     object: 'chat.completion',
-    usage: {
-      completion_tokens: turn.usage.completion_tokens,
-      prompt_tokens: turn.usage.prompt_tokens,
-      total_tokens: turn.usage.prompt_tokens + turn.usage.completion_tokens,
-    },
+    usage: createLlamacppUsage(turn),
     id: context.completionId,
     timings: createLlamacppTimings(turn.usage.prompt_tokens, turn.usage.completion_tokens),
   };

@@ -18,8 +18,8 @@ export interface RenderedStream {
 type Delta = Record<string, unknown>;
 
 const doneFrame = 'data: [DONE]\n\n';
-/** llama-server writes `data: [DONE]` with a single newline, no blank line (§5). */
-const llamacppDoneFrame = 'data: [DONE]\n';
+/** 2025 llama-server builds wrote `data: [DONE]` with a single newline; current ones end it with a blank line like everyone. */
+const llamacpp2025DoneFrame = 'data: [DONE]\n';
 
 function renderDataFrame(context: ResponseContext, value: unknown): string {
   return `data: ${renderWireJson(context.profile, value)}\n\n`;
@@ -245,7 +245,21 @@ export function createLlamacppTimings(promptTokens: number, completionTokens: nu
   };
 }
 
-/** llama-server: keys `choices, created, id, model, system_fingerprint, object`; first delta `content:null` (§5). */
+/** llama-server's usage object; the prompt tokens it found in its prefix cache are left at 0 here. */
+export function createLlamacppUsage(turn: PreparedTurn): Delta {
+  return {
+    completion_tokens: turn.usage.completion_tokens,
+    prompt_tokens: turn.usage.prompt_tokens,
+    total_tokens: turn.usage.prompt_tokens + turn.usage.completion_tokens,
+    prompt_tokens_details: { cached_tokens: 0 },
+  };
+}
+
+/**
+ * llama-server: keys `choices, created, id, model, system_fingerprint, object`; first delta
+ * `content:null`; a separate finish chunk (`delta:{}`) that carries `timings`, or, with include_usage,
+ * a `choices:[]` usage chunk after it that carries them instead; `[DONE]` with a blank line.
+ */
 function renderLlamacppStream(context: ResponseContext, turn: PreparedTurn): RenderedStream {
   const tail = (): Delta => ({
     created: context.created,
@@ -270,22 +284,13 @@ function renderLlamacppStream(context: ResponseContext, turn: PreparedTurn): Ren
     });
     for (const piece of laterPieces) deltas.push({ tool_calls: [{ index: call.index, function: { arguments: piece } }] });
   }
-  const endFrames = [renderDataFrame(context, chunk({}, turn.finishReason))];
+  const timings = createLlamacppTimings(turn.usage.prompt_tokens, turn.usage.completion_tokens);
+  const finish = chunk({}, turn.finishReason);
+  const endFrames = [renderDataFrame(context, context.includeUsage ? finish : { ...finish, timings })];
   if (context.includeUsage) {
-    endFrames.push(
-      renderDataFrame(context, {
-        choices: [],
-        ...tail(),
-        usage: {
-          completion_tokens: turn.usage.completion_tokens,
-          prompt_tokens: turn.usage.prompt_tokens,
-          total_tokens: turn.usage.prompt_tokens + turn.usage.completion_tokens,
-        },
-        timings: createLlamacppTimings(turn.usage.prompt_tokens, turn.usage.completion_tokens),
-      }),
-    );
+    endFrames.push(renderDataFrame(context, { choices: [], ...tail(), usage: createLlamacppUsage(turn), timings }));
   }
-  endFrames.push(llamacppDoneFrame);
+  endFrames.push(doneFrame);
   return { bodyFrames: deltas.map((delta) => renderDataFrame(context, chunk(delta, null))), endFrames };
 }
 
@@ -390,7 +395,7 @@ export function renderMidStreamError(
         message: 'the request exceeds the available context size. try increasing the context size or enable context shift',
         type: 'invalid_request_error',
       };
-      return { frames: [`error: ${JSON.stringify(body)}\n\n`, llamacppDoneFrame], cutSocket: false };
+      return { frames: [`error: ${JSON.stringify(body)}\n\n`, llamacpp2025DoneFrame], cutSocket: false };
     }
     case 'llamacpp': {
       const body = errorBody ?? { error: { code: 500, message: 'Internal server error', type: 'server_error' } };

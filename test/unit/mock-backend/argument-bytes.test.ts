@@ -74,12 +74,14 @@ describe('stream fragmentation', () => {
     assert.equal(pieces.join(''), renderPythonJsonDumps({ input: 'a\nb', count: 2 }, { ensureAscii: false }));
   });
 
-  it('llama.cpp diffs: first piece {"input":", one piece ends inside an escape sequence', () => {
+  it('llama.cpp diffs: {, the key prefix, escape-safe pieces with every newline opening one, then " and }', () => {
     const pieces = splitLlamacppDiffs(matrix.llamacpp_compact ?? '');
-    assert.equal(pieces[0], '{"input":"');
+    assert.deepEqual(pieces.slice(0, 2), ['{', '"input":"']);
+    assert.deepEqual(pieces.slice(-2), ['"', '}']);
     assert.equal(pieces.join(''), matrix.llamacpp_compact);
-    const endsInsideEscape = pieces.some((piece) => /(^|[^\\])(\\\\)*\\$/.test(piece));
-    assert.ok(endsInsideEscape, 'expected a fragment ending with an unpaired backslash');
+    assert.ok(!pieces.some((piece) => /(^|[^\\])(\\\\)*\\$/.test(piece)), `a piece ends inside an escape: ${JSON.stringify(pieces)}`);
+    assert.ok(!pieces.slice(0, -2).some((piece) => /(^|[^\\])(\\\\)*\\n$/.test(piece)), `a piece ends with a newline: ${JSON.stringify(pieces)}`);
+    assert.ok(pieces.some((piece) => piece.startsWith('\\n')), 'no piece opens with a held-back newline');
   });
 
   it('truncatePieces keeps whole pieces and cuts the last one by code points', () => {

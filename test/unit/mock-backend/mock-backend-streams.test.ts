@@ -287,26 +287,26 @@ describe('Ollama stream', () => {
 });
 
 describe('llama.cpp stream', () => {
-  it('key order, content:null first delta, {"input":" opener, diffs split inside escapes, timings, [DONE] without blank line', async () => {
+  it('key order, content:null first delta, { opener, escape-safe diffs, timings on the usage chunk, [DONE] with a blank line', async () => {
     const turn: MockTurn = { toolCalls: [{ name: 'apply_patch', input: trickyInput }] };
     const result = await withBackend('llamacpp', [turn], (backend) => streamChat(backend, { tools: [applyPatchTool], stream_options: { include_usage: true } }));
-    assert.ok(result.text.endsWith('\n\ndata: [DONE]\n'), JSON.stringify(result.text.slice(-30)));
-    assert.equal(result.text.endsWith('\n\n'), false);
+    assert.ok(result.text.endsWith('}\n\ndata: [DONE]\n\n'), JSON.stringify(result.text.slice(-30)));
     const chunks = readSseChunks(result.text);
     assert.deepEqual(Object.keys(chunks[0] as Chunk), ['choices', 'created', 'id', 'model', 'system_fingerprint', 'object']);
     assert.deepEqual((chunks[0] as Chunk).choices, [{ finish_reason: null, index: 0, delta: { role: 'assistant', content: null } }]);
     const opener = toolCallsOf(chunks[1] as Chunk)[0];
     assert.deepEqual(Object.keys(opener ?? {}), ['index', 'id', 'type', 'function']);
     assert.match(String(opener?.id), /^[A-Za-z0-9]{32}$/);
-    assert.deepEqual(opener?.function, { name: 'apply_patch', arguments: '{"input":"' });
+    assert.deepEqual(opener?.function, { name: 'apply_patch', arguments: '{' });
     const fragments = chunks.flatMap((chunk) => toolCallsOf(chunk)).map((entry) => (entry.function as { arguments: string }).arguments);
-    assert.ok(fragments.some((fragment) => /(^|[^\\])(\\\\)*\\$/.test(fragment)), 'a fragment should end inside an escape sequence');
+    assert.ok(!fragments.some((fragment) => /(^|[^\\])(\\\\)*\\$/.test(fragment)), 'no fragment ends inside an escape sequence');
     assert.equal(collectStreamedArguments(chunks).get(0), matrix.llamacpp_compact);
     const finish = chunks[chunks.length - 2] as Chunk;
     assert.deepEqual(finish.choices, [{ finish_reason: 'tool_calls', index: 0, delta: {} }]);
+    assert.equal(finish.timings, undefined, 'with include_usage the timings ride on the usage chunk');
     const usage = chunks[chunks.length - 1] as Chunk;
     assert.deepEqual(usage.choices, []);
-    assert.deepEqual(Object.keys(usage.usage as object), ['completion_tokens', 'prompt_tokens', 'total_tokens']);
+    assert.deepEqual(Object.keys(usage.usage as object), ['completion_tokens', 'prompt_tokens', 'total_tokens', 'prompt_tokens_details']);
     assert.ok(typeof (usage.timings as { prompt_ms: unknown }).prompt_ms === 'number');
   });
 });
