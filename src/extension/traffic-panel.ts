@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import * as vscode from 'vscode';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets, redactSecretsInValue } from '../core/redact-headers.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
-import { parseWebviewToHostMessage, type BodyReference, type HostToWebviewMessage, type WebviewToHostMessage } from '../shared/webview-protocol.ts';
+import { parseWebviewToHostMessage, WEBVIEW_IDENTIFIER_FIELDS, type BodyReference, type HostToWebviewMessage, type WebviewToHostMessage } from '../shared/webview-protocol.ts';
 import type { BridgeController } from './bridge-controller.ts';
 import { renderCurlCommand, renderJsonLines } from './traffic-panel-export.ts';
 import { renderTrafficPanelHtml, TRAFFIC_PANEL_TITLE } from './traffic-panel-html.ts';
@@ -141,7 +141,9 @@ export class TrafficPanel implements vscode.Disposable {
   }
 
   private post(message: HostToWebviewMessage): void {
-    if (this.panel) void this.panel.webview.postMessage(message);
+    // The store keeps text redacted, but formatting it for the view (pretty JSON, summaries) can
+    // spell a short key again: every string leaving for the webview is redacted once more.
+    if (this.panel) void this.panel.webview.postMessage(redactSecretsInValue(message, this.options.getSecretValues(), WEBVIEW_IDENTIFIER_FIELDS));
   }
 
   private record(event: TrafficEvent): void {

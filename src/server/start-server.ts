@@ -21,7 +21,10 @@ export interface BridgeServerConfig {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
+  /** The key sent upstream, read per request; null sends none (no key, or one withheld from this backend). */
   getBackendApiKey?: () => string | null;
+  /** Further secrets to redact from everything the bridge answers or logs (a key withheld from this backend is still secret). */
+  getSecrets?: () => ReadonlyArray<string | null>;
   /** When it returns a token, every /v1 request must carry `Authorization: Bearer <token>`. */
   getToken?: () => string | null;
   options?: Partial<BridgeOptions>;
@@ -75,9 +78,10 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   const logger = config.logger ?? createSilentLogger();
   const getBackendApiKey = config.getBackendApiKey ?? (() => null);
   const getToken = config.getToken ?? (() => null);
+  const getSecrets = (): ReadonlyArray<string | null> => [getBackendApiKey(), getToken(), ...(config.getSecrets?.() ?? [])];
   const upstream = createUpstreamClient({ baseUrl: config.backendUrl, getApiKey: getBackendApiKey, dispatcher: config.dispatcher });
   const options = resolveBridgeOptions(config.options);
-  const logWriter = config.logFile ? createExchangeLogWriter(config.logFile, logger) : null;
+  const logWriter = config.logFile ? createExchangeLogWriter(config.logFile, logger, getSecrets) : null;
   const listeners = [config.onTraffic, logWriter?.listener].filter((listener): listener is TrafficListener => listener !== undefined);
   const onTraffic = (event: TrafficEvent): void => {
     for (const listener of listeners) {
@@ -103,7 +107,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     logger,
     onTraffic,
     getToken,
-    getSecrets: () => [getBackendApiKey(), getToken()],
+    getSecrets,
     allowedHostnames: isLoopbackHostname(host) || host === '0.0.0.0' || host === '::' ? [] : [host],
     keepaliveSeconds: config.keepaliveSeconds ?? DEFAULT_KEEPALIVE_SECONDS,
     commitGraceMs: config.commitGraceMs ?? DEFAULT_COMMIT_GRACE_MS,
