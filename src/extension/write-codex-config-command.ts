@@ -78,7 +78,7 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
     if (!bridge) return refuse(logger, 'the bridge is not running, and the profile needs the port it listens on. Start it first (Freeform Bridge: Start).');
     const settings = readBridgeSettings();
 
-    const chosenModel = given.model !== undefined ? { id: given.model, contextWindow: null } : await pickModel(settings.backendUrl, secrets.getBackendApiKey(), settings.model, logger);
+    const chosenModel = given.model !== undefined ? { id: given.model, contextWindow: null } : await pickModel(settings.backendUrl, secrets.getBackendApiKeyFor(settings.backendUrl), settings.model, logger);
     if (!chosenModel) return { kind: 'cancelled' };
     const toolSurface = given.toolSurface ?? (await pickToolSurface());
     if (!toolSurface) return { kind: 'cancelled' };

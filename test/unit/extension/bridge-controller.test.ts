@@ -30,6 +30,7 @@ function createController(remembered?: number): { controller: BridgeController; 
   const controller = new BridgeController({
     logger: createSilentLogger(),
     getBackendApiKey: () => null,
+    getSecretValues: () => [TOKEN],
     getBridgeToken: () => TOKEN,
     portMemory: {
       get: () => memory.port,
