@@ -23,7 +23,6 @@ function createMemorySecretStorage(initial: Record<string, string> = {}): Memory
   return {
     values,
     get: async (key) => values.get(key),
-    keys: async () => [...values.keys()],
     store: async (key, value) => {
       values.set(key, value);
       fire(key);
