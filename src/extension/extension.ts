@@ -89,6 +89,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
     extensionUri: context.extensionUri,
     getBackendApiKey: () => secrets.getBackendApiKeyFor(controller.getRunningSettings()?.backendUrl),
     getSecretValues: () => secrets.listSecretValues(),
+    logger,
   });
   context.subscriptions.push(trafficPanel);
   context.subscriptions.push(watchForBackendFailures(controller));
