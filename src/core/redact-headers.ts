@@ -25,12 +25,13 @@ function lowerCasePercentEscapes(text: string): string {
  * and once more when a JSON document is itself kept as a string), and percent-encoded in a URL
  * (component and form encoding, either case of hex digits).
  */
-function listSecretSpellings(secret: string): string[] {
+function listSecretSpellings(secret: string): Set<string> {
   const inJson = JSON.stringify(secret).slice(1, -1);
   const inJsonTwice = JSON.stringify(inJson).slice(1, -1);
   const inUrl = encodeURIComponent(secret);
   const inForm = new URLSearchParams({ k: secret }).toString().slice(2);
-  return [secret, inJson, inJsonTwice, inUrl, lowerCasePercentEscapes(inUrl), inForm, lowerCasePercentEscapes(inForm)];
+  // A typical key (letters, digits, - and _) is spelled the same everywhere: one scan of the text.
+  return new Set([secret, inJson, inJsonTwice, inUrl, lowerCasePercentEscapes(inUrl), inForm, lowerCasePercentEscapes(inForm)]);
 }
 
 /**
