@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-options.ts';
+import { USER_ONLY_SETTING_KEYS, type UserOnlySettingKey } from './user-only-settings.ts';
 
 export const SETTINGS_SECTION = 'freeformBridge';
 
@@ -20,19 +21,6 @@ export interface BridgeSettings {
 
 export const DEFAULT_BACKEND_URL = 'http://127.0.0.1:8000/v1';
 export const DEFAULT_CODEX_PROFILE = 'freeform-bridge';
-
-/**
- * Settings that decide where Codex traffic (the user's code) and the backend key go, what starts and
- * where files are written. A repository's own `.vscode/settings.json` must not choose them, trusted
- * or not: package.json declares them `application`-scoped (user settings only), and they are read
- * here from the user and default values alone, so even a workspace value VS Code did keep is ignored.
- */
-export const USER_ONLY_SETTING_KEYS = ['backendUrl', 'port', 'autoStart', 'codexHome', 'codexProfile', 'model', 'strategy'] as const;
-export type UserOnlySettingKey = (typeof USER_ONLY_SETTING_KEYS)[number];
-
-export function isUserOnlySetting(key: string): key is UserOnlySettingKey {
-  return (USER_ONLY_SETTING_KEYS as readonly string[]).includes(key);
-}
 
 /** Settings the running server was started with; a change to any of them needs a restart. */
 export const SERVER_SETTING_KEYS = ['backendUrl', 'port', 'model', 'strategy', 'keepaliveSeconds'] as const;

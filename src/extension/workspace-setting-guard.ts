@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Logger } from '../core/logger.ts';
-import { listWorkspaceValuesOfUserOnlySettings, readBridgeSettings, settingId, SETTINGS_SECTION, USER_ONLY_SETTING_KEYS, type UserOnlySettingKey } from './settings.ts';
+import { listWorkspaceValuesOfUserOnlySettings, readBridgeSettings, settingId, SETTINGS_SECTION } from './settings.ts';
+import { USER_ONLY_SETTING_KEYS, type UserOnlySettingKey } from './user-only-settings.ts';
 import { findSettingsInFile } from './workspace-settings-scan.ts';
 
 /** User-only settings one workspace source tried to set (and the bridge ignored). */
