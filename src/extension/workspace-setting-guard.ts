@@ -93,6 +93,7 @@ export function createWorkspaceSettingGuard(logger: Logger): WorkspaceSettingGua
     watcher,
     watcher.onDidChange(rescan),
     watcher.onDidCreate(rescan),
+    watcher.onDidDelete(rescan),
     vscode.workspace.onDidChangeWorkspaceFolders(rescan),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(SETTINGS_SECTION)) rescan();
