@@ -7,9 +7,9 @@ import { registerCheckBackendCommand } from './check-backend-command.ts';
 import { buildCodexCommand } from './codex-command.ts';
 import { createOutputChannelLogger } from './output-channel-logger.ts';
 import { changedServerSettings, readBridgeSettings, settingId, SETTINGS_SECTION, type BridgeSettings } from './settings.ts';
-import { isUserOnlySetting } from './user-only-settings.ts';
 import { renderStatusBarItem } from './status-bar.ts';
 import { TrafficPanel } from './traffic-panel.ts';
+import { isUserOnlySetting } from './user-only-settings.ts';
 import { createWorkspaceSettingGuard, type IgnoredWorkspaceSettings } from './workspace-setting-guard.ts';
 import { registerWriteCodexConfigCommand } from './write-codex-config-command.ts';
 
