@@ -1,6 +1,7 @@
 import { isContextOverflowMessage } from './map-upstream-error.ts';
 import { createOpenAiErrorBody, type OpenAiErrorBody } from './openai-error.ts';
 import { isPlainObject, parseJson } from './parse-json.ts';
+import { REDACTED } from './redact-headers.ts';
 
 /**
  * Turns a backend's non-2xx answer (before any stream started) into what Codex can act on
@@ -51,7 +52,11 @@ export function extractUpstreamErrorDetails(bodyText: string): UpstreamErrorDeta
 
 function truncateForMessage(text: string): string {
   const limit = 2000;
-  return text.length > limit ? `${text.slice(0, limit)}… (${text.length - limit} more characters)` : text;
+  if (text.length <= limit) return text;
+  // The body arrives redacted: a cut through a marker would leave "[reda", which says nothing.
+  const marker = text.lastIndexOf(REDACTED, limit - 1);
+  const end = marker !== -1 && marker + REDACTED.length > limit ? marker + REDACTED.length : limit;
+  return end >= text.length ? text : `${text.slice(0, end)}… (${text.length - end} more characters)`;
 }
 
 /** Known permanent causes with what the user should change; matched on engine texts (backends.md). */

@@ -51,8 +51,11 @@ export interface PortMemory {
 
 export interface BridgeControllerDependencies {
   logger: Logger;
-  getBackendApiKey: () => string | null;
+  /** The key for this backend URL (null: none, or not for this backend); read per request. */
+  getBackendApiKey: (backendUrl: string) => string | null;
   getBridgeToken: () => string;
+  /** Every secret to redact, including a key that is not sent to the current backend. */
+  getSecretValues: () => ReadonlyArray<string | null>;
   portMemory: PortMemory;
 }
 
@@ -217,12 +220,14 @@ export class BridgeController {
   }
 
   private launch(settings: BridgeSettings, port: number): Promise<RunningBridge> {
-    const { logger, getBackendApiKey, getBridgeToken } = this.dependencies;
+    const { logger, getBackendApiKey, getBridgeToken, getSecretValues } = this.dependencies;
     return startBridgeServer({
       backendUrl: settings.backendUrl,
       host: '127.0.0.1',
       port,
-      getBackendApiKey,
+      // Asked with this server's own backend URL, so a key never goes to a backend it was not stored for.
+      getBackendApiKey: () => getBackendApiKey(settings.backendUrl),
+      getSecrets: getSecretValues,
       // Read per request, so the bridge never runs open: /v1 always needs the per-install token.
       getToken: getBridgeToken,
       options: { strategy: settings.strategy, modelOverride: settings.model },

@@ -1,63 +1,138 @@
 import { randomBytes } from 'node:crypto';
 import type * as vscode from 'vscode';
+import { z } from 'zod';
 import type { Logger } from '../core/logger.ts';
+import { parseJson } from '../core/parse-json.ts';
 
-const BACKEND_API_KEY = 'freeformBridge.backendApiKey';
+/** Written by versions that kept the key without its backend; read once and moved to the record below. */
+const LEGACY_BACKEND_API_KEY = 'freeformBridge.backendApiKey';
+/** The key together with the origin (scheme, host, port) of the backend it was stored for. */
+const BACKEND_API_KEY_RECORD = 'freeformBridge.backendApiKeyForOrigin';
 const BRIDGE_TOKEN = 'freeformBridge.bridgeToken';
+
+const backendApiKeyRecordSchema = z.object({ key: z.string().min(1), origin: z.string().nullable() });
+type BackendApiKeyRecord = z.infer<typeof backendApiKeyRecordSchema>;
+
+/** `scheme://host:port` of a URL, the unit a key is bound to; null for anything that is not a URL. */
+export function originOf(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    const origin = new URL(url).origin;
+    return origin === 'null' ? null : origin;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * The backend API key and the per-install bridge token, both in SecretStorage (never in settings
- * or logs). The server reads them synchronously per request, so they are mirrored in memory and
- * kept current through onDidChange (another window may set the key).
+ * or logs). The key is stored with the origin of the backend it was set for and handed out only for
+ * that origin, so a changed backend URL never receives it unasked. The server reads both
+ * synchronously per request, so they are mirrored in memory and kept current through onDidChange
+ * (another window may set the key).
  */
 export class BridgeSecrets implements vscode.Disposable {
-  private backendApiKey: string | null = null;
+  private backendApiKey: BackendApiKeyRecord | null = null;
   /** Set by load() before anything can start the bridge. */
   private bridgeToken = '';
   private readonly subscription: vscode.Disposable;
 
-  private constructor(private readonly storage: vscode.SecretStorage) {
+  private constructor(
+    private readonly storage: vscode.SecretStorage,
+    private readonly logger: Logger,
+  ) {
     this.subscription = storage.onDidChange((event) => {
-      if (event.key === BACKEND_API_KEY) void this.reloadBackendApiKey();
+      if (event.key === BACKEND_API_KEY_RECORD) void this.reloadBackendApiKey();
       if (event.key === BRIDGE_TOKEN) void this.storage.get(BRIDGE_TOKEN).then((token) => { if (token) this.bridgeToken = token; });
     });
   }
 
-  static async load(storage: vscode.SecretStorage, logger: Logger): Promise<BridgeSecrets> {
-    const secrets = new BridgeSecrets(storage);
+  /**
+   * `legacyBackendUrl` is the backend a key stored by an older version (without its backend) is
+   * bound to: the user's own backend URL setting, the one that key was set for.
+   */
+  static async load(storage: vscode.SecretStorage, logger: Logger, legacyBackendUrl: string): Promise<BridgeSecrets> {
+    const secrets = new BridgeSecrets(storage, logger);
+    await secrets.migrateLegacyBackendApiKey(legacyBackendUrl);
     await secrets.reloadBackendApiKey();
     await secrets.ensureBridgeToken(logger);
     return secrets;
   }
 
-  getBackendApiKey(): string | null {
-    return this.backendApiKey;
+  /** The key, only for a URL on the origin it was stored for: anything else gets null (no Authorization). */
+  getBackendApiKeyFor(backendUrl: string | null | undefined): string | null {
+    const record = this.backendApiKey;
+    const origin = originOf(backendUrl);
+    return record !== null && origin !== null && record.origin === origin ? record.key : null;
+  }
+
+  hasBackendApiKey(): boolean {
+    return this.backendApiKey !== null;
+  }
+
+  /** The origin the stored key belongs to; null without a key (or for one bound to no valid URL). */
+  getBackendApiKeyOrigin(): string | null {
+    return this.backendApiKey?.origin ?? null;
   }
 
   getBridgeToken(): string {
     return this.bridgeToken;
   }
 
-  /** Values that must never appear in a log line. */
+  /** Values that must never appear in a log line, whichever backend the key belongs to. */
   listSecretValues(): ReadonlyArray<string | null> {
-    return [this.backendApiKey, this.bridgeToken];
+    return [this.backendApiKey?.key ?? null, this.bridgeToken];
   }
 
-  /** An empty key removes it: the bridge then sends no Authorization upstream. */
-  async setBackendApiKey(key: string): Promise<void> {
+  /** Stores the key for the origin of `backendUrl`; an empty key removes it (no Authorization is sent). */
+  async setBackendApiKey(key: string, backendUrl: string): Promise<void> {
     const trimmed = key.trim();
-    if (trimmed === '') await this.storage.delete(BACKEND_API_KEY);
-    else await this.storage.store(BACKEND_API_KEY, trimmed);
-    // Update the mirror now rather than waiting for onDidChange, so the next request uses it.
-    this.backendApiKey = trimmed === '' ? null : trimmed;
+    const record = trimmed === '' ? null : { key: trimmed, origin: originOf(backendUrl) };
+    await this.storeRecord(record);
+  }
+
+  /** The user agreed that the key may go to the origin of `backendUrl` (it then goes there only). */
+  async bindBackendApiKeyTo(backendUrl: string): Promise<void> {
+    if (this.backendApiKey === null) return;
+    await this.storeRecord({ key: this.backendApiKey.key, origin: originOf(backendUrl) });
   }
 
   dispose(): void {
     this.subscription.dispose();
   }
 
+  private async storeRecord(record: BackendApiKeyRecord | null): Promise<void> {
+    if (record === null) await this.storage.delete(BACKEND_API_KEY_RECORD);
+    else await this.storage.store(BACKEND_API_KEY_RECORD, JSON.stringify(record));
+    // Update the mirror now rather than waiting for onDidChange, so the next request uses it.
+    this.backendApiKey = record;
+  }
+
+  private async migrateLegacyBackendApiKey(legacyBackendUrl: string): Promise<void> {
+    const legacy = (await this.storage.get(LEGACY_BACKEND_API_KEY))?.trim();
+    if (!legacy) return;
+    if ((await this.storage.get(BACKEND_API_KEY_RECORD)) === undefined) {
+      await this.storage.store(BACKEND_API_KEY_RECORD, JSON.stringify({ key: legacy, origin: originOf(legacyBackendUrl) }));
+      this.logger.info(`backend API key bound to ${originOf(legacyBackendUrl) ?? 'no backend (the backend URL setting is not a URL)'}; it is sent to that backend only`);
+    }
+    await this.storage.delete(LEGACY_BACKEND_API_KEY);
+  }
+
   private async reloadBackendApiKey(): Promise<void> {
-    this.backendApiKey = (await this.storage.get(BACKEND_API_KEY)) ?? null;
+    const stored = await this.storage.get(BACKEND_API_KEY_RECORD);
+    if (stored === undefined) {
+      this.backendApiKey = null;
+      return;
+    }
+    const parsed = parseJson(stored);
+    const record = parsed.success ? backendApiKeyRecordSchema.safeParse(parsed.value) : null;
+    if (!record?.success) {
+      // Left in place (nothing is lost), but never sent: its backend is unknown.
+      this.backendApiKey = null;
+      this.logger.warn('the stored backend API key is unreadable and is not used; set it again with Freeform Bridge: Set Backend API Key');
+      return;
+    }
+    this.backendApiKey = record.data;
   }
 
   private async ensureBridgeToken(logger: Logger): Promise<void> {

@@ -9,6 +9,8 @@ import { readBridgeSettings, settingId } from './settings.ts';
 export interface CheckBackendCommandOptions {
   logger: Logger;
   secrets: BridgeSecrets;
+  /** Asks before the key goes to a backend origin it was not stored for. */
+  confirmBackendKeyOrigin(backendUrl: string): Promise<void>;
   showLog(): void;
 }
 
@@ -22,7 +24,8 @@ export function registerCheckBackendCommand(options: CheckBackendCommandOptions)
   const { logger, secrets } = options;
   return vscode.commands.registerCommand('freeformBridge.checkBackend', async (): Promise<BackendCheckOutcome> => {
     const backendUrl = readBridgeSettings().backendUrl;
-    const apiKey = secrets.getBackendApiKey();
+    await options.confirmBackendKeyOrigin(backendUrl);
+    const apiKey = secrets.getBackendApiKeyFor(backendUrl);
     const outcome = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Freeform Bridge: asking ${backendUrl} for its models…` },
       () => checkBackend(backendUrl, apiKey),

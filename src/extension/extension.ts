@@ -2,13 +2,15 @@ import { createServer } from 'node:net';
 import * as vscode from 'vscode';
 import { probeBackend } from './backend-probe.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus, type StartResult } from './bridge-controller.ts';
-import { BridgeSecrets } from './bridge-secrets.ts';
+import { BridgeSecrets, originOf } from './bridge-secrets.ts';
 import { registerCheckBackendCommand } from './check-backend-command.ts';
 import { buildCodexCommand } from './codex-command.ts';
 import { createOutputChannelLogger } from './output-channel-logger.ts';
 import { changedServerSettings, readBridgeSettings, settingId, SETTINGS_SECTION, type BridgeSettings } from './settings.ts';
 import { renderStatusBarItem } from './status-bar.ts';
 import { TrafficPanel } from './traffic-panel.ts';
+import { isUserOnlySetting } from './user-only-settings.ts';
+import { createWorkspaceSettingGuard, type IgnoredWorkspaceSettings } from './workspace-setting-guard.ts';
 import { registerWriteCodexConfigCommand } from './write-codex-config-command.ts';
 
 const REMEMBERED_PORT_KEY = 'freeformBridge.rememberedPort';
@@ -32,6 +34,11 @@ export interface FreeformBridgeTestApi {
     statusBarTooltip: string;
     trafficLines: readonly string[];
     trafficPanel: { open: boolean; readyCount: number };
+    /** User-only settings the workspace tried to set, and the notices shown about them. */
+    ignoredWorkspaceSettings: readonly IgnoredWorkspaceSettings[];
+    workspaceSettingNotices: readonly string[];
+    /** The origin the stored backend API key is bound to (null: no key). */
+    backendApiKeyOrigin: string | null;
   };
   getBridgeToken(): string;
 }
@@ -45,14 +52,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
   // The logger redacts the secrets, and loading them may need to log: it reads them once they exist.
   let loadedSecrets: BridgeSecrets | null = null;
   const logger = createOutputChannelLogger(channel, () => loadedSecrets?.listSecretValues() ?? []);
-  const secrets = await BridgeSecrets.load(context.secrets, logger);
+  const secrets = await BridgeSecrets.load(context.secrets, logger, readBridgeSettings().backendUrl);
   loadedSecrets = secrets;
   context.subscriptions.push(secrets);
+  const workspaceSettingGuard = createWorkspaceSettingGuard(logger);
+  context.subscriptions.push(workspaceSettingGuard);
 
   const controller = new BridgeController({
     logger,
-    getBackendApiKey: () => secrets.getBackendApiKey(),
+    getBackendApiKey: (backendUrl) => secrets.getBackendApiKeyFor(backendUrl),
     getBridgeToken: () => secrets.getBridgeToken(),
+    getSecretValues: () => secrets.listSecretValues(),
     portMemory: {
       get: () => context.globalState.get<number>(REMEMBERED_PORT_KEY),
       set: (port) => context.globalState.update(REMEMBERED_PORT_KEY, port),
@@ -78,11 +88,53 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
 
   const trafficPanel = new TrafficPanel(controller, {
     extensionUri: context.extensionUri,
-    getBackendApiKey: () => secrets.getBackendApiKey(),
+    getBackendApiKey: () => secrets.getBackendApiKeyFor(controller.getRunningSettings()?.backendUrl),
     getSecretValues: () => secrets.listSecretValues(),
+    logger,
   });
   context.subscriptions.push(trafficPanel);
   context.subscriptions.push(watchForBackendFailures(controller));
+
+  /** Key-origin pairs the user declined this session ("stored for A" → "now B"): not asked again. */
+  const declinedKeyOrigins = new Set<string>();
+  const pendingKeyQuestions = new Map<string, Promise<void>>();
+  /**
+   * The key goes only to the origin it was stored for. When the backend's origin changed, ask
+   * (modal) before the key goes there; until the user agrees, and after a no, the bridge calls that
+   * backend without it.
+   */
+  const confirmBackendKeyOrigin = (backendUrl: string): Promise<void> => {
+    const target = originOf(backendUrl);
+    const stored = secrets.getBackendApiKeyOrigin();
+    if (!secrets.hasBackendApiKey() || target === null || target === stored) return Promise.resolve();
+    const question = `${stored ?? ''} -> ${target}`;
+    if (declinedKeyOrigins.has(question)) return Promise.resolve();
+    const pending = pendingKeyQuestions.get(question);
+    if (pending) return pending;
+    const send = 'Send the Key There';
+    const asked = (async () => {
+      let choice: string | undefined;
+      try {
+        choice = await vscode.window.showWarningMessage(
+          `Send the backend API key to ${target}?`,
+          { modal: true, detail: `The key was stored for ${stored ?? 'a backend URL that is not valid'}, and the backend URL is now ${backendUrl}. Until you agree, the bridge calls it without the key. To keep a separate key for it, use Freeform Bridge: Set Backend API Key.` },
+          send,
+        );
+      } catch (error) {
+        // VS Code refuses modal dialogs while extension tests run: a question nobody can answer is a no.
+        logger.warn('could not ask whether to send the backend API key to the new backend', { error: String(error) });
+      }
+      if (choice === send) {
+        await secrets.bindBackendApiKeyTo(backendUrl);
+        logger.info(`backend API key now bound to ${target}`);
+      } else {
+        declinedKeyOrigins.add(question);
+        logger.warn(`backend API key not sent to ${target}: it was stored for ${stored ?? 'another backend'}`);
+      }
+    })().finally(() => pendingKeyQuestions.delete(question));
+    pendingKeyQuestions.set(question, asked);
+    return asked;
+  };
 
   const startBridge = async (): Promise<StartResult | undefined> => {
     const settings = readBridgeSettings();
@@ -90,7 +142,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
       const result = await controller.start(settings);
       logger.info(`bridge on ${result.url}, backend ${settings.backendUrl}`);
       if (result.replacedRememberedPort !== null) void offerConfigRewrite(`Freeform Bridge: port ${result.replacedRememberedPort} is taken by another program, so the bridge now listens on port ${result.port}. A Codex profile written earlier still points at the old port.`, 'warning');
-      void reportBackendReachability(settings, result, secrets.getBackendApiKey());
+      await confirmBackendKeyOrigin(settings.backendUrl);
+      void reportBackendReachability(settings, result);
       return result;
     } catch (error) {
       void showStartError(error, settings);
@@ -137,13 +190,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
   };
 
   /**
-   * Writes where the user already set it (workspace beats user), so the change really takes effect.
-   * The configuration listener then restarts the bridge, or starts it after the failed start.
+   * Writes where the value really takes effect: user settings for a user-only setting, else where the
+   * user already set it (workspace beats user). The configuration listener then restarts the bridge,
+   * or starts it after the failed start.
    */
   const changeSetting = async (key: keyof BridgeSettings, value: unknown): Promise<void> => {
     const configuration = vscode.workspace.getConfiguration(SETTINGS_SECTION);
     const inspected = configuration.inspect(key);
-    const target = inspected?.workspaceFolderValue !== undefined ? vscode.ConfigurationTarget.WorkspaceFolder : inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    const target = isUserOnlySetting(key)
+      ? vscode.ConfigurationTarget.Global
+      : inspected?.workspaceFolderValue !== undefined
+        ? vscode.ConfigurationTarget.WorkspaceFolder
+        : inspected?.workspaceValue !== undefined
+          ? vscode.ConfigurationTarget.Workspace
+          : vscode.ConfigurationTarget.Global;
     await configuration.update(key, value, target);
   };
 
@@ -153,8 +213,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
     if (choice) await vscode.commands.executeCommand('freeformBridge.writeCodexConfig');
   };
 
-  const reportBackendReachability = async (settings: BridgeSettings, result: StartResult, apiKey: string | null): Promise<void> => {
-    const probe = await probeBackend(settings.backendUrl, apiKey);
+  const reportBackendReachability = async (settings: BridgeSettings, result: StartResult): Promise<void> => {
+    const probe = await probeBackend(settings.backendUrl, secrets.getBackendApiKeyFor(settings.backendUrl));
     if (probe.reachable) {
       logger.info(`backend ${settings.backendUrl} answered with ${probe.modelCount} models`);
       return;
@@ -190,7 +250,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
       try {
         const result = await controller.restart(next);
         if (!result) return;
-        void reportBackendReachability(next, result, secrets.getBackendApiKey());
+        // The restart applies at once; the key waits for the answer when the backend's origin changed.
+        void confirmBackendKeyOrigin(next.backendUrl).then(() => reportBackendReachability(next, result));
         const message = `Freeform Bridge restarted on port ${result.port} to apply ${names}.`;
         // A written Codex profile names the port: say so whenever it moved.
         if (before.kind !== 'on' || before.port !== result.port) void offerConfigRewrite(`${message} Rewrite the Codex profile so it points at the new port.`, 'info');
@@ -226,14 +287,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
           ? key
           : await vscode.window.showInputBox({
               title: 'Freeform Bridge: Backend API Key',
-              prompt: `Sent upstream as "Authorization: Bearer …" to ${readBridgeSettings().backendUrl}. Kept in VS Code's secret storage. Leave empty to remove it.`,
+              prompt: `Sent upstream as "Authorization: Bearer …" to ${originOf(readBridgeSettings().backendUrl) ?? readBridgeSettings().backendUrl} only. Kept in VS Code's secret storage. Leave empty to remove it.`,
               password: true,
               ignoreFocusOut: true,
             });
       if (entered === undefined) return;
-      await secrets.setBackendApiKey(entered);
+      const backendUrl = readBridgeSettings().backendUrl;
+      await secrets.setBackendApiKey(entered, backendUrl);
+      declinedKeyOrigins.clear();
       const removed = entered.trim() === '';
-      logger.info(removed ? 'backend API key removed' : 'backend API key stored in the secret storage');
+      logger.info(removed ? 'backend API key removed' : `backend API key stored in the secret storage, for ${originOf(backendUrl) ?? backendUrl}`);
       void vscode.window.showInformationMessage(removed ? 'Freeform Bridge: backend API key removed.' : 'Freeform Bridge: backend API key stored; the bridge uses it from the next request on.');
     }),
     vscode.commands.registerCommand('freeformBridge.copyCodexCommand', async () => {
@@ -251,7 +314,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
       return command;
     }),
     vscode.commands.registerCommand('freeformBridge.showLog', () => channel.show()),
-    registerCheckBackendCommand({ logger, secrets, showLog: () => channel.show() }),
+    registerCheckBackendCommand({ logger, secrets, confirmBackendKeyOrigin, showLog: () => channel.show() }),
     registerWriteCodexConfigCommand({
       logger,
       secrets,
@@ -286,6 +349,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
         statusBarTooltip: (typeof tooltip === 'string' ? tooltip : (tooltip?.value ?? '')).replace(/&nbsp;/g, ' '),
         trafficLines: [...controller.getTrafficLines()],
         trafficPanel: trafficPanel.getViewState(),
+        ignoredWorkspaceSettings: workspaceSettingGuard.getIgnored(),
+        workspaceSettingNotices: workspaceSettingGuard.getShownNotices(),
+        backendApiKeyOrigin: secrets.getBackendApiKeyOrigin(),
       };
     },
     getBridgeToken: () => secrets.getBridgeToken(),

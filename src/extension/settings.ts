@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-options.ts';
+import { USER_ONLY_SETTING_KEYS, type UserOnlySettingKey } from './user-only-settings.ts';
 
 export const SETTINGS_SECTION = 'freeformBridge';
 
@@ -35,18 +36,25 @@ function trimmedOrNull(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
 }
 
+/** The user's own value (user settings), else the default: never a workspace or folder value. */
+function readUserValue(configuration: vscode.WorkspaceConfiguration, key: UserOnlySettingKey): unknown {
+  const inspected = configuration.inspect(key);
+  return inspected?.globalValue ?? inspected?.defaultValue;
+}
+
 export function readBridgeSettings(): BridgeSettings {
   const configuration = vscode.workspace.getConfiguration(SETTINGS_SECTION);
-  const strategy = configuration.get<string>('strategy');
-  const profile = trimmedOrNull(configuration.get('codexProfile'));
+  const user = (key: UserOnlySettingKey): unknown => readUserValue(configuration, key);
+  const strategy = user('strategy');
+  const profile = trimmedOrNull(user('codexProfile'));
   return {
-    backendUrl: trimmedOrNull(configuration.get('backendUrl')) ?? DEFAULT_BACKEND_URL,
-    port: clampInteger(configuration.get('port'), 0, 0, 65535),
-    model: trimmedOrNull(configuration.get('model')),
+    backendUrl: trimmedOrNull(user('backendUrl')) ?? DEFAULT_BACKEND_URL,
+    port: clampInteger(user('port'), 0, 0, 65535),
+    model: trimmedOrNull(user('model')),
     strategy: CUSTOM_TOOL_STRATEGIES.find((known) => known === strategy) ?? 'function_bridge',
     keepaliveSeconds: clampInteger(configuration.get('keepaliveSeconds'), 15, 0, 3600),
-    autoStart: configuration.get<boolean>('autoStart') === true,
-    codexHome: trimmedOrNull(configuration.get('codexHome')),
+    autoStart: user('autoStart') === true,
+    codexHome: trimmedOrNull(user('codexHome')),
     // The profile name becomes a file name: refuse anything that could leave CODEX_HOME.
     codexProfile: profile !== null && /^[A-Za-z0-9_-]+$/.test(profile) ? profile : DEFAULT_CODEX_PROFILE,
   };
@@ -58,4 +66,22 @@ export function changedServerSettings(before: BridgeSettings, after: BridgeSetti
 
 export function settingId(key: keyof BridgeSettings): string {
   return `${SETTINGS_SECTION}.${key}`;
+}
+
+/**
+ * User-only settings a workspace or folder value is set for, as VS Code reports them. VS Code drops
+ * such values itself for an `application` setting, so this finds them only where the scope did not
+ * hold; the settings files are read as well (workspace-settings-scan.ts).
+ */
+export function listWorkspaceValuesOfUserOnlySettings(): UserOnlySettingKey[] {
+  const scopes: Array<vscode.Uri | undefined> = [undefined, ...(vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri)];
+  const found = new Set<UserOnlySettingKey>();
+  for (const scope of scopes) {
+    const configuration = vscode.workspace.getConfiguration(SETTINGS_SECTION, scope);
+    for (const key of USER_ONLY_SETTING_KEYS) {
+      const inspected = configuration.inspect(key);
+      if (inspected?.workspaceValue !== undefined || inspected?.workspaceFolderValue !== undefined) found.add(key);
+    }
+  }
+  return USER_ONLY_SETTING_KEYS.filter((key) => found.has(key));
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import * as vscode from 'vscode';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets, redactSecretsInValue } from '../core/redact-headers.ts';
+import type { Logger } from '../core/logger.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
-import { parseWebviewToHostMessage, type BodyReference, type HostToWebviewMessage, type WebviewToHostMessage } from '../shared/webview-protocol.ts';
+import { parseWebviewToHostMessage, WEBVIEW_IDENTIFIER_FIELDS, type BodyReference, type HostToWebviewMessage, type WebviewToHostMessage } from '../shared/webview-protocol.ts';
 import type { BridgeController } from './bridge-controller.ts';
 import { renderCurlCommand, renderJsonLines } from './traffic-panel-export.ts';
 import { renderTrafficPanelHtml, TRAFFIC_PANEL_TITLE } from './traffic-panel-html.ts';
@@ -22,6 +23,8 @@ export interface TrafficPanelOptions {
   getBackendApiKey: () => string | null;
   /** Every secret (backend API key, bridge token): removed from anything shown, copied or saved. */
   getSecretValues: () => ReadonlyArray<string | null>;
+  /** Where a message the host refuses from the webview is reported. */
+  logger: Logger;
 }
 
 export interface ExportTrafficResult {
@@ -35,6 +38,12 @@ function readBufferSize(): number {
   // settings.json is hand-edited: the contributed schema only warns about a bad value.
   if (typeof value !== 'number' || !Number.isInteger(value)) return DEFAULT_TRAFFIC_BUFFER_SIZE;
   return Math.min(MAX_TRAFFIC_BUFFER_SIZE, Math.max(MIN_TRAFFIC_BUFFER_SIZE, value));
+}
+
+/** Enough to recognise a refused message in the log, without echoing what it carried. */
+function describeMessageType(message: unknown): string {
+  const type = typeof message === 'object' && message !== null ? (message as { type?: unknown }).type : undefined;
+  return typeof type === 'string' ? type.slice(0, 80) : typeof message;
 }
 
 function describeBody(reference: BodyReference): string {
@@ -116,6 +125,7 @@ export class TrafficPanel implements vscode.Disposable {
         // The webview renders model output: whatever it says is validated before use.
         const parsed = parseWebviewToHostMessage(message);
         if (parsed) void this.handleMessage(parsed);
+        else this.options.logger.warn('the traffic panel sent a message the host does not accept; ignored', { type: describeMessageType(message) });
       }),
       panel.onDidDispose(() => {
         this.panel = null;
@@ -141,7 +151,9 @@ export class TrafficPanel implements vscode.Disposable {
   }
 
   private post(message: HostToWebviewMessage): void {
-    if (this.panel) void this.panel.webview.postMessage(message);
+    // The store keeps text redacted, but formatting it for the view (pretty JSON, summaries) can
+    // spell a short key again: every string leaving for the webview is redacted once more.
+    if (this.panel) void this.panel.webview.postMessage(redactSecretsInValue(message, this.options.getSecretValues(), WEBVIEW_IDENTIFIER_FIELDS));
   }
 
   private record(event: TrafficEvent): void {

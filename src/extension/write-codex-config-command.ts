@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/codex-config/render-codex-config.ts';
 import { BridgeError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { redactSecrets } from '../core/redact-headers.ts';
 import {
   applyCodexConfigWrite,
   CodexConfigFileError,
@@ -13,7 +14,6 @@ import {
 import type { BridgeStatus } from './bridge-controller.ts';
 import type { BridgeSecrets } from './bridge-secrets.ts';
 import { buildCodexCommand, resolveCodexHome } from './codex-command.ts';
-import { redactSecrets } from './output-channel-logger.ts';
 import { readBridgeSettings } from './settings.ts';
 
 /** Optional arguments, so a keybinding or the tests can skip the pickers. */
@@ -78,7 +78,7 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
     if (!bridge) return refuse(logger, 'the bridge is not running, and the profile needs the port it listens on. Start it first (Freeform Bridge: Start).');
     const settings = readBridgeSettings();
 
-    const chosenModel = given.model !== undefined ? { id: given.model, contextWindow: null } : await pickModel(settings.backendUrl, secrets.getBackendApiKey(), settings.model, logger);
+    const chosenModel = given.model !== undefined ? { id: given.model, contextWindow: null } : await pickModel(settings.backendUrl, secrets.getBackendApiKeyFor(settings.backendUrl), settings.model, logger);
     if (!chosenModel) return { kind: 'cancelled' };
     const toolSurface = given.toolSurface ?? (await pickToolSurface());
     if (!toolSurface) return { kind: 'cancelled' };

@@ -1,5 +1,6 @@
 import { appendFile } from 'node:fs/promises';
 import type { Logger } from '../core/logger.ts';
+import { redactSecrets } from '../core/redact-headers.ts';
 import type { ExchangeStartEvent, TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 
 /**
@@ -7,12 +8,17 @@ import type { ExchangeStartEvent, TrafficEvent, TrafficListener } from '../core/
  * warnings, timings, status). Start events wait here until their end arrives; writes are chained so
  * lines never interleave.
  */
-export function createExchangeLogWriter(path: string, logger: Logger): { listener: TrafficListener; flush(): Promise<void> } {
+export function createExchangeLogWriter(
+  path: string,
+  logger: Logger,
+  getSecrets: () => ReadonlyArray<string | null> = () => [],
+): { listener: TrafficListener; flush(): Promise<void> } {
   const pending = new Map<string, ExchangeStartEvent>();
   let chain: Promise<void> = Promise.resolve();
 
   const append = (record: Record<string, unknown>): void => {
-    const line = `${JSON.stringify(record)}\n`;
+    // Payloads and backend error bodies may quote the key; the file outlives the session.
+    const line = `${redactSecrets(JSON.stringify(record), getSecrets())}\n`;
     chain = chain.then(() => appendFile(path, line, { mode: 0o600 })).catch((error: unknown) => {
       logger.error(`could not write the log file ${path}`, { error: String(error) });
     });

@@ -11,8 +11,9 @@ export function createModelsHandler(upstream: UpstreamClient, getSecrets: () => 
     const upstreamResponse = await upstream.getModels(abortController.signal);
     const text = await upstreamResponse.text();
     if (upstreamResponse.status !== 200) {
-      const mapped = mapUpstreamHttpError(upstreamResponse.status, text, { backendUrl: upstream.baseUrl, model: '(listing models)', retryAfter: null });
       // A backend refusing the key may quote it back (as it can on /chat/completions): never pass it on.
+      // The body is redacted before the message is cut to length, so a cut never leaves half a key.
+      const mapped = mapUpstreamHttpError(upstreamResponse.status, redactSecrets(text, getSecrets()), { backendUrl: upstream.baseUrl, model: '(listing models)', retryAfter: null });
       const message = redactSecrets(mapped.body.error.message, getSecrets());
       response.status(mapped.status).set(mapped.headers).json({ error: { ...mapped.body.error, message } });
       return;

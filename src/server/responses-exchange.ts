@@ -200,6 +200,8 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
       const items: ResponsesOutputItem[] = [];
       let text = '';
       for (const event of events) {
+        // A failure carries the backend's own words (an error frame, an error body), which may quote the key.
+        if (event.type === 'response.failed' && event.response.error) event.response.error.message = redactSecrets(event.response.error.message, dependencies.getSecrets());
         if (event.type === 'response.output_item.done') items.push(event.item);
         if (firstDeltaMs === null && event.type !== 'response.created' && event.type !== 'response.in_progress') firstDeltaMs = elapsed();
         if (committed) text += encodeSseEvent(event);
@@ -262,7 +264,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
     const failStream = (code: 'context_length_exceeded' | 'server_error', message: string): void => {
       if (translator.terminated) return;
       if (!committed && clientStream) commit();
-      writeEvents(translator.fail({ code, message: redactSecrets(message, dependencies.getSecrets()) }));
+      writeEvents(translator.fail({ code, message }));
     };
     locals.failStream = failStream;
 
@@ -356,7 +358,8 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
       const bodyText = await upstreamResponse.text().catch((error: unknown) => `(could not read the error body: ${String(error)})`);
       // The failure itself is reported once, from the exchange's end event (start-server.ts).
       logger.debug('backend answered with an error status', { exchangeId, status: upstreamResponse.status });
-      answerWithError(mapUpstreamHttpError(upstreamResponse.status, bodyText, errorContext));
+      // Redacted before the message is cut to length, so a cut can never leave half a key behind.
+      answerWithError(mapUpstreamHttpError(upstreamResponse.status, redactSecrets(bodyText, dependencies.getSecrets()), errorContext));
       return;
     }
 

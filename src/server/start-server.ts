@@ -5,6 +5,7 @@ import type { Dispatcher } from 'undici';
 import packageJson from '../../package.json';
 import { resolveBridgeOptions, type BridgeOptions } from '../core/bridge-options.ts';
 import { createSilentLogger, type Logger } from '../core/logger.ts';
+import { redactSecrets } from '../core/redact-headers.ts';
 import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 import { createWarningLedger } from '../core/warnings.ts';
 import { createGrammarCache } from '../core/grammar/grammar-cache.ts';
@@ -21,7 +22,10 @@ export interface BridgeServerConfig {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
+  /** The key sent upstream, read per request; null sends none (no key, or one withheld from this backend). */
   getBackendApiKey?: () => string | null;
+  /** Further secrets to redact from everything the bridge answers or logs (a key withheld from this backend is still secret). */
+  getSecrets?: () => ReadonlyArray<string | null>;
   /** When it returns a token, every /v1 request must carry `Authorization: Bearer <token>`. */
   getToken?: () => string | null;
   options?: Partial<BridgeOptions>;
@@ -74,12 +78,13 @@ function formatUrlHost(host: string): string {
  * One line per failed or refused exchange at the default log level: Codex only says "Reconnecting…",
  * so the person watching the bridge must see why (the status, the reason, and the backend it tried).
  */
-function createFailureReporter(logger: Logger, backendUrl: string): TrafficListener {
+function createFailureReporter(logger: Logger, backendUrl: string, getSecrets: () => ReadonlyArray<string | null>): TrafficListener {
+  const say = (line: string): void => logger.warn(redactSecrets(line, getSecrets()));
   return (event) => {
     if (event.type === 'exchange-end' && event.outcome === 'failed') {
-      logger.warn(`exchange ${event.exchangeId} failed: HTTP ${event.httpStatus} ${event.error?.code ?? 'error'}: ${event.error?.message ?? 'no reason given'} (backend ${backendUrl})`);
+      say(`exchange ${event.exchangeId} failed: HTTP ${event.httpStatus} ${event.error?.code ?? 'error'}: ${event.error?.message ?? 'no reason given'} (backend ${backendUrl})`);
     } else if (event.type === 'exchange-rejected') {
-      logger.warn(`request ${event.exchangeId} refused: HTTP ${event.httpStatus} ${event.error.code ?? 'error'}: ${event.error.message}`);
+      say(`request ${event.exchangeId} refused: HTTP ${event.httpStatus} ${event.error.code ?? 'error'}: ${event.error.message}`);
     }
   };
 }
@@ -89,10 +94,11 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   const logger = config.logger ?? createSilentLogger();
   const getBackendApiKey = config.getBackendApiKey ?? (() => null);
   const getToken = config.getToken ?? (() => null);
+  const getSecrets = (): ReadonlyArray<string | null> => [getBackendApiKey(), getToken(), ...(config.getSecrets?.() ?? [])];
   const upstream = createUpstreamClient({ baseUrl: config.backendUrl, getApiKey: getBackendApiKey, dispatcher: config.dispatcher });
   const options = resolveBridgeOptions(config.options);
-  const logWriter = config.logFile ? createExchangeLogWriter(config.logFile, logger) : null;
-  const listeners = [config.onTraffic, logWriter?.listener, createFailureReporter(logger, upstream.baseUrl)].filter(
+  const logWriter = config.logFile ? createExchangeLogWriter(config.logFile, logger, getSecrets) : null;
+  const listeners = [config.onTraffic, logWriter?.listener, createFailureReporter(logger, upstream.baseUrl, getSecrets)].filter(
     (listener): listener is TrafficListener => listener !== undefined,
   );
   const onTraffic = (event: TrafficEvent): void => {
@@ -119,7 +125,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     logger,
     onTraffic,
     getToken,
-    getSecrets: () => [getBackendApiKey(), getToken()],
+    getSecrets,
     allowedHostnames: isLoopbackHostname(host) || host === '0.0.0.0' || host === '::' ? [] : [host],
     keepaliveSeconds: config.keepaliveSeconds ?? DEFAULT_KEEPALIVE_SECONDS,
     commitGraceMs: config.commitGraceMs ?? DEFAULT_COMMIT_GRACE_MS,

@@ -307,6 +307,13 @@ export type HostToWebviewMessage =
       message: string;
     };
 
+/**
+ * Fields whose values are identifiers, enum values or the webview's own query, never payload text:
+ * the host's last redaction pass before posting leaves them alone, so a short secret cannot garble
+ * what the two sides switch on or match.
+ */
+export const WEBVIEW_IDENTIFIER_FIELDS: ReadonlySet<string> = new Set(['type', 'kind', 'status', 'level', 'disposition', 'id', 'exchangeId', 'exchangeIds', 'warningKinds', 'query']);
+
 // ---------- webview → host ----------
 
 export type WebviewToHostMessage =

@@ -9,13 +9,17 @@
  * Needs CODE_SERVER_BIN / CODE_SERVER_NODE_BIN / CHROMIUM_PATH from scripts/setup-code-server.sh.
  * Prints a closing `N passed, N failed` line; exits non-zero on any failure, crash or timeout.
  */
-import { resolve } from 'node:path';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { format } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from './code-server-harness.ts';
+import { startFakeBackend, type FakeBackend } from './suite/fake-backend.ts';
+import { HOSTILE_BACKEND_VARIABLE } from './suite/hostile-workspace.ts';
 import { RESULT_MARKER } from './suite/result-marker.ts';
 
-const [extensionPath = '.', testsPath = 'out/test/vscode/suite/index.js', workspace = 'test/vscode/fixtures/workspace'] = process.argv.slice(2);
+const [extensionPath = '.', testsPath = 'out/test/vscode/suite/index.js', fixtureWorkspace = 'test/vscode/fixtures/workspace'] = process.argv.slice(2);
 const timeoutMs = Number(process.env.FREEFORM_BRIDGE_VSCODE_TIMEOUT_MS ?? 180_000);
 const verbose = process.env.FREEFORM_BRIDGE_VSCODE_VERBOSE === '1';
 const keep = process.env.FREEFORM_BRIDGE_VSCODE_KEEP === '1';
@@ -76,13 +80,45 @@ function checkStatusBarRendered(): boolean {
   console.log(`    ${passed ? '✔' : '✗'} (workbench DOM) the status bar item rendered off and on :PORT states; seen: ${JSON.stringify(seen)}`);
   return passed;
 }
+/**
+ * The suites run in a copy of the fixture workspace whose own `.vscode/settings.json` points the
+ * bridge at a backend of the repository's choosing and asks it to start on its own: the settings a
+ * repository must not decide. Nothing may ever reach that backend; the runner, which owns it,
+ * checks after the suites (the trusted folder: this profile turns workspace trust off, so every
+ * folder is trusted).
+ */
+async function createHostileWorkspace(): Promise<{ folder: string; backend: FakeBackend }> {
+  const backend = await startFakeBackend('answer from the backend the repository chose');
+  const folder = mkdtempSync(join(tmpdir(), 'freeform-bridge-workspace-'));
+  cpSync(fixtureWorkspace, folder, { recursive: true });
+  mkdirSync(join(folder, '.vscode'), { recursive: true });
+  const settings = {
+    'freeformBridge.backendUrl': backend.url,
+    'freeformBridge.autoStart': true,
+    'freeformBridge.codexHome': join(folder, 'codex-home-from-the-repository'),
+    'freeformBridge.model': 'model-from-the-repository',
+  };
+  writeFileSync(join(folder, '.vscode', 'settings.json'), `// Written by run-vscode-tests.ts: a repository trying to redirect the bridge.\n${JSON.stringify(settings, null, 2)}\n`);
+  return { folder, backend };
+}
+
+function checkHostileBackendUntouched(backend: FakeBackend): boolean {
+  const passed = backend.requests.length === 0;
+  const seen = backend.requests.map((request) => `${request.method} ${request.path}${request.headers.authorization ? ' (with an Authorization header)' : ''}`);
+  console.log(`    ${passed ? '✔' : '✗'} (runner) the backend the workspace's settings named received nothing; received: ${JSON.stringify(seen)}`);
+  return passed;
+}
+
 let exitCode: number | null = null;
 let server: CodeServer | null = null;
 let browser: Browser | null = null;
+let hostile: { folder: string; backend: FakeBackend } | null = null;
 
 async function cleanUp(): Promise<void> {
   await browser?.close().catch(() => undefined);
   await server?.stop();
+  await hostile?.backend.close();
+  if (hostile && !keep) rmSync(hostile.folder, { recursive: true, force: true });
 }
 
 function finish(code: number, reason: string | null): never {
@@ -101,8 +137,11 @@ process.once('SIGINT', () => {
 
 async function main(): Promise<never> {
   try {
-    // The extension host inherits code-server's environment: this tells the suite a user is being played.
-    server = await startCodeServer({ workspace, keep, environment: { FREEFORM_BRIDGE_VSCODE_UI_DRIVER: '1' } });
+    hostile = await createHostileWorkspace();
+    const workspace = hostile.folder;
+    // The extension host inherits code-server's environment: this tells the suite a user is being
+    // played, and which backend the workspace's own settings name.
+    server = await startCodeServer({ workspace, keep, environment: { FREEFORM_BRIDGE_VSCODE_UI_DRIVER: '1', [HOSTILE_BACKEND_VARIABLE]: hostile.backend.url } });
     console.log(`code-server ${server.url} up after ${elapsed()}`);
     browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGUMENTS });
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -146,10 +185,12 @@ async function main(): Promise<never> {
   const timedOut = exitCode === null;
   for (const action of userActions) console.log(`    (workbench) ${action}`);
   if (!timedOut && result) {
-    if (checkStatusBarRendered()) result.passed += 1;
-    else {
-      result.failed += 1;
-      exitCode = exitCode === 0 ? 1 : exitCode;
+    for (const passed of [checkStatusBarRendered(), hostile ? checkHostileBackendUntouched(hostile.backend) : false]) {
+      if (passed) result.passed += 1;
+      else {
+        result.failed += 1;
+        exitCode = exitCode === 0 ? 1 : exitCode;
+      }
     }
   }
   if (exitCode !== 0 && server) printLogTail(server);

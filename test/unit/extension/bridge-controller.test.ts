@@ -4,7 +4,6 @@ import { after, describe, it } from 'node:test';
 import { createSilentLogger } from '../../../src/core/logger.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus } from '../../../src/extension/bridge-controller.ts';
 import { buildCodexCommand } from '../../../src/extension/codex-command.ts';
-import { redactSecrets } from '../../../src/extension/output-channel-logger.ts';
 import type { BridgeSettings } from '../../../src/extension/settings.ts';
 
 // The controller has no `vscode` import, so its lifecycle rules run here in plain Node; the real
@@ -31,6 +30,7 @@ function createController(remembered?: number): { controller: BridgeController; 
   const controller = new BridgeController({
     logger: createSilentLogger(),
     getBackendApiKey: () => null,
+    getSecretValues: () => [TOKEN],
     getBridgeToken: () => TOKEN,
     portMemory: {
       get: () => memory.port,
@@ -146,11 +146,5 @@ describe('buildCodexCommand', () => {
   it('sets CODEX_HOME for the one command, quoted for the shell', () => {
     assert.equal(buildCodexCommand('local', "/tmp/it's here", 'linux'), `CODEX_HOME='/tmp/it'\\''s here' codex -p local`);
     assert.equal(buildCodexCommand('local', 'C:\\codex', 'win32').startsWith("$env:CODEX_HOME='"), true);
-  });
-});
-
-describe('redactSecrets', () => {
-  it('replaces every occurrence of a long secret and ignores short or missing ones', () => {
-    assert.equal(redactSecrets(`a ${TOKEN} b ${TOKEN}`, [TOKEN, null, 'ab']), 'a [redacted] b [redacted]');
   });
 });

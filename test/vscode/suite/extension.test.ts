@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { FreeformBridgeTestApi } from '../../../src/extension/extension.ts';
 import { FAKE_MODEL, startFakeBackend, type FakeBackend } from './fake-backend.ts';
+import { responsesRequest, updateSetting, waitFor } from './suite-support.ts';
 
 const EXTENSION_ID = 'freeform-bridge.freeform-bridge';
 const COMMANDS = [
@@ -26,31 +27,6 @@ const COMMANDS = [
 ];
 
 type State = ReturnType<FreeformBridgeTestApi['getState']>;
-
-async function waitFor<T>(read: () => T, accept: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = read();
-  while (!accept(value)) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last value: ${JSON.stringify(value)}`);
-    await new Promise((wake) => setTimeout(wake, 50));
-    value = read();
-  }
-  return value;
-}
-
-async function updateSetting(key: string, value: unknown): Promise<void> {
-  await vscode.workspace.getConfiguration('freeformBridge').update(key, value, vscode.ConfigurationTarget.Global);
-}
-
-function responsesRequest(text: string): string {
-  return JSON.stringify({
-    model: FAKE_MODEL,
-    instructions: 'You are a test.',
-    input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }],
-    tools: [],
-    stream: false,
-  });
-}
 
 async function isRefused(url: string): Promise<boolean> {
   try {
