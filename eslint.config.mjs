@@ -40,11 +40,78 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/server/**/*.ts', 'src/cli/**/*.ts', 'src/shared/**/*.ts', 'media/**/*.ts'],
+    // The server and the CLI run outside VS Code: never vscode, never the extension; the server also
+    // never reaches into the CLI that starts it.
+    files: ['src/server/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }] },
+        {
+          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
+          patterns: [{ regex: '(^|/)\\.\\./(extension|cli)/', message: 'src/server must not import src/extension or src/cli, which are built on it.' }],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
+          patterns: [{ regex: '(^|/)\\.\\./extension/', message: 'src/cli must not import src/extension.' }],
+        },
+      ],
+    },
+  },
+  {
+    // The webview protocol is shared by the extension host and the browser bundle: it depends on core
+    // and zod only.
+    files: ['src/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
+          patterns: [{ regex: '(^|/)\\.\\./(server|cli|extension)/', message: 'src/shared may import only src/core.' }],
+        },
+      ],
+    },
+  },
+  {
+    // The webview runs in the browser and renders model output, which is attacker-controlled: it
+    // imports nothing of the host but the protocol's types (so zod schemas never reach the bundle), and
+    // never turns text into markup or sets an attribute that loads or runs something.
+    files: ['media/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'The webview cannot import vscode; it talks to the host by messages.' }],
+          patterns: [
+            { regex: '(^|/)src/(server|cli|extension|core)/', message: 'media/ may import only the webview protocol (src/shared), as types.' },
+            { regex: '(^|/)src/shared/', allowTypeImports: true, message: 'Import the webview protocol as types only (import type …).' },
+          ],
+        },
+      ],
+      'no-eval': 'error',
+      'no-implied-eval': 'error',
+      'no-new-func': 'error',
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportDefaultDeclaration', message: 'Named exports only.' },
+        { selector: "MemberExpression[property.name=/^(innerHTML|outerHTML)$/]", message: 'No innerHTML/outerHTML in the webview: build nodes and set textContent.' },
+        { selector: "CallExpression[callee.property.name=/^(insertAdjacentHTML|createContextualFragment|write|writeln)$/]", message: 'No markup parsing in the webview.' },
+        { selector: "NewExpression[callee.name='DOMParser']", message: 'No markup parsing in the webview.' },
+        {
+          selector: "CallExpression[callee.property.name=/^setAttribute(NS)?$/] > Literal:first-child[value=/^(src|href|style|srcdoc|on[a-z]+)$/i]",
+          message: 'No attribute that loads or runs something (src, href, style, on…) in the webview.',
+        },
+        {
+          selector: "Property[key.name='attributes'] > ObjectExpression > Property[key.name=/^(src|href|style|srcdoc|on[a-z]+)$/i]",
+          message: 'No attribute that loads or runs something (src, href, style, on…) in the webview.',
+        },
       ],
     },
   },
