@@ -13,6 +13,7 @@ import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../core/sse/sse
 import { encodeSseEvent } from '../core/sse/sse-encoder.ts';
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
 import { convertChatCompletionToChunk } from '../core/stream/convert-chat-completion-to-chunk.ts';
+import { labelRoundTrip } from '../core/round-trip-label.ts';
 import type { ExchangeOutcome, TrafficListener } from '../core/traffic-event.ts';
 import type { BridgeWarning, WarningLedger } from '../core/warnings.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
@@ -47,6 +48,11 @@ export interface ResponsesExchangeDependencies {
 
 /** What the error answer (error-middleware.ts) reads when a failure happens after the SSE response was committed. */
 export interface ExchangeLocals {
+  /**
+   * Bytes of the request body as read (after decompression), set by the request path that read it:
+   * a chunked or compressed request has no Content-Length that says its size.
+   */
+  requestBytes?: number;
   exchangeId?: string;
   exchangeStarted?: boolean;
   failStream?: (code: 'server_error', message: string) => void;
@@ -105,6 +111,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
     let chatRequestText: string | null = JSON.stringify(lowered.chatRequest);
     const clientStream = lowered.clientStream;
     const upstreamModel = lowered.chatRequest.model;
+    const roundTrip = labelRoundTrip(request.headers['x-codex-turn-metadata']);
 
     locals.exchangeStarted = true;
     onTraffic({
@@ -118,8 +125,9 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
       tools: lowered.summary.tools,
       toolChoice: lowered.summary.toolChoice,
       inputItems: lowered.summary.inputItems,
-      requestBytes: Number(request.headers['content-length'] ?? 0),
+      requestBytes: locals.requestBytes ?? Number(request.headers['content-length'] ?? 0),
       loweredRequest: lowered.chatRequest,
+      roundTrip,
     });
 
     const translator = new ChatStreamTranslator({
@@ -162,6 +170,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
       onTraffic({
         type: 'exchange-end',
         exchangeId,
+        roundTrip,
         outcome,
         httpStatus,
         timings: { upstreamHeadersMs, firstDeltaMs, totalMs: elapsed() },
