@@ -29,6 +29,16 @@ function readString(record: Record<string, unknown>, key: string): string | null
 }
 
 /**
+ * Multi-agent v2 names each agent by its task path (`/root/calc`); v1 gives every agent the root's
+ * name, so there the end of the child's thread id tells two sub-agents apart.
+ */
+function describeSubagent(agentName: string | null, threadId: string | null): string {
+  if (agentName !== null && agentName !== '/root') return agentName;
+  const thread = threadId === null ? '' : `thread …${threadId.slice(-8)}`;
+  return [agentName ?? '', thread].filter((part) => part !== '').join(', ') || '(unnamed)';
+}
+
+/**
  * Labels a round trip from the header value. Never throws: a missing or unreadable header is an
  * `unlabelled` round trip, not an error (the header is informational; the request is served as is).
  */
@@ -44,7 +54,7 @@ export function labelRoundTrip(header: string | readonly string[] | undefined): 
   const compaction = requestKind === 'compaction';
   if (!compaction && !subagent && requestKind === null) return { ...UNLABELLED_ROUND_TRIP, agentName };
   const kind: RoundTripKind = compaction ? 'compaction' : subagent ? 'subagent' : 'turn';
-  const words = [subagent ? `sub-agent ${agentName ?? '(unnamed)'}` : '', compaction ? 'compaction' : '', !compaction && !subagent ? (requestKind ?? 'turn') : '']
+  const words = [subagent ? `sub-agent ${describeSubagent(agentName, readString(record, 'thread_id'))}` : '', compaction ? 'compaction' : '', !compaction && !subagent ? (requestKind ?? 'turn') : '']
     .filter((word) => word !== '')
     .join(' ');
   return { kind, agentName, text: words };

@@ -30,6 +30,7 @@ export function createExchangeLogWriter(path: string, logger: Logger): { listene
         pending.delete(event.exchangeId);
         append({
           exchangeId: event.exchangeId,
+          roundTrip: event.roundTrip,
           startedAt: start?.startedAt ?? null,
           model: start?.model ?? null,
           upstreamModel: start?.upstreamModel ?? null,

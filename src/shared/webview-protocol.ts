@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RoundTripLabel } from '../core/round-trip-label.ts';
 import type { ExchangeOutcome } from '../core/traffic-event.ts';
 import type { WarningKind } from '../core/warnings.ts';
 
@@ -29,6 +30,8 @@ export interface ExchangeSummary {
   sequence: number;
   /** ISO time the request arrived. */
   startedAt: string;
+  /** What the round trip is for Codex: a turn, a compaction, or a sub-agent's turn (with its agent name). */
+  roundTrip: RoundTripLabel;
   /** Model name Codex asked for. */
   model: string;
   /** Model name sent to the backend (differs when the model setting overrides it). */

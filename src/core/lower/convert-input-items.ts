@@ -168,8 +168,16 @@ function readTextParts(content: MessageContent, path: string, context: Conversio
   return texts;
 }
 
-/** User content: one plain string when every part is text (several templates mishandle arrays, §3.2). */
-function convertUserContent(content: MessageContent, path: string, context: ConversionContext): string | ChatContentPart[] {
+/**
+ * User content: one plain string when every part is text (several templates mishandle arrays, §3.2).
+ * `joinTexts` joins the text parts of such a message: a line break between parts by default.
+ */
+function convertUserContent(
+  content: MessageContent,
+  path: string,
+  context: ConversionContext,
+  joinTexts: (texts: readonly string[]) => string = (texts) => texts.join('\n'),
+): string | ChatContentPart[] {
   if (typeof content === 'string') return content;
   const parts: ChatContentPart[] = [];
   content.forEach((part, partIndex) => {
@@ -209,7 +217,7 @@ function convertUserContent(content: MessageContent, path: string, context: Conv
       }
     }
   });
-  if (parts.every((part) => part.type === 'text')) return parts.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+  if (parts.every((part) => part.type === 'text')) return joinTexts(parts.map((part) => (part.type === 'text' ? part.text : '')));
   return parts;
 }
 
@@ -511,7 +519,8 @@ export function convertInputItems(
       case 'agent_message':
         // A task handed to a sub-agent, or a sub-agent's answer: to the model that reads it, it is the
         // user speaking. Dropped, the child would start with no task and the parent never hear back.
-        pushMessage({ role: 'user', content: convertUserContent(item.content, path, context) });
+        // Its parts are written to be concatenated ("…Payload:\n" + the task), like tool output parts.
+        pushMessage({ role: 'user', content: convertUserContent(item.content, path, context, joinToolOutputText) });
         break;
       case 'configuration_update':
         // Applied to the request's reasoning effort by apply-configuration-updates.ts, which warns.
