@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { runCodexConfigCommand } from '../../../src/cli/codex-config-command.ts';
 
@@ -52,6 +52,21 @@ describe('freeform-bridge codex-config', () => {
   });
   after(async () => {
     await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('warns about a base URL Codex would take for Azure, and derives a provider id that is never openai or azure', async (t) => {
+    const home = scratchHome();
+    t.after(() => rmSync(dirname(home), { recursive: true, force: true }));
+    const azure = await run(['--base-url', 'https://mine.openai.azure.com/v1', '--model', 'qwen3-coder', '--offline', '--codex-home', home, '--profile', 'azure']);
+    assert.equal(azure.code, 0, azure.stderr);
+    assert.match(azure.stderr, /warning: the base URL https:\/\/mine\.openai\.azure\.com\/v1 contains 'openai\.azure\.', so Codex will treat this provider as Azure OpenAI/);
+    const written = readFileSync(join(home, 'azure.config.toml'), 'utf8');
+    assert.match(written, /^model_provider = "freeform-bridge-azure"$/m);
+    assert.match(written, /^\[model_providers\.freeform-bridge-azure\]$/m);
+    const loopback = await run([...BASE, '--codex-home', home, '--profile', 'OpenAI']);
+    assert.equal(loopback.code, 0, loopback.stderr);
+    assert.doesNotMatch(loopback.stderr, /Azure/);
+    assert.match(readFileSync(join(home, 'OpenAI.config.toml'), 'utf8'), /^model_provider = "freeform-bridge-OpenAI"$/m);
   });
 
   it('exits 2 with a clear message on bad options', async () => {
