@@ -88,7 +88,13 @@ const FERNET_TOKEN = /^gAAAAA[A-Za-z0-9_=-]+$/;
 /** A long run of base64 alphabet with no space or line break is a blob, not a sentence a model wrote. */
 const LONG_BASE64_RUN = /^[A-Za-z0-9+/_=-]{80,}$/;
 /** C0 controls other than TAB, LF and CR (and DEL) never occur in text Codex writes. */
-const BINARY_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+function hasBinaryControl(text: string): boolean {
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || code === 0x7f) return true;
+  }
+  return false;
+}
 
 /**
  * The text of an `encrypted_content` part when it is plain text, else null. Toward a custom
@@ -98,7 +104,7 @@ const BINARY_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 export function readPlainEncryptedContent(part: EncryptedContentPart): string | null {
   const text = part.encrypted_content;
   if (typeof text !== 'string') return null;
-  if (FERNET_TOKEN.test(text) || LONG_BASE64_RUN.test(text) || BINARY_CONTROL.test(text)) return null;
+  if (FERNET_TOKEN.test(text) || LONG_BASE64_RUN.test(text) || hasBinaryControl(text)) return null;
   return text;
 }
 

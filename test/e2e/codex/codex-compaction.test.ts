@@ -1,0 +1,81 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { MockTurn, RecordedRequest } from '../../support/mock-backend/create-mock-backend.ts';
+import {
+  chatBody,
+  chatRequests,
+  checkCodexAvailability,
+  codexSuiteTitle,
+  describeRun,
+  lastMessage,
+  loweredToolNames,
+  messageText,
+  replayedCalls,
+  roundTripOf,
+  startE2eSession,
+  unexpectedWarnings,
+} from './codex-session.ts';
+
+/**
+ * Local compaction with the real Codex: a compaction limit far below what the mock reports as used
+ * makes Codex compact after the first model turn. The compaction request must reach the backend
+ * without `tools`, `tool_choice` or `parallel_tool_calls` (vLLM rejects `tools: []` and a tool_choice
+ * without tools), and the session must go on from the summary, tools declared again.
+ */
+
+const { skipReason } = checkCodexAvailability();
+const SUMMARY = 'SUMMARY: the user asked to run `echo compacted`; it printed "compacted". Nothing is left to do but report it.';
+const FINAL = 'It printed "compacted".';
+const SUMMARY_PREFIX = 'Another language model started to solve this problem and produced a summary';
+
+describe(codexSuiteTitle('local compaction'), { skip: skipReason, timeout: 180_000 }, () => {
+  it('sends the compaction turn without tools and continues with the summary', async () => {
+    const session = await startE2eSession({ profile: 'vllm-hermes', surface: 'functions' });
+    session.backend.setResponder((request): MockTurn => {
+      if (roundTripOf(session.traffic, request)?.kind === 'compaction') return { text: SUMMARY, usage: { prompt_tokens: 900, completion_tokens: 40 } };
+      // After the summary, or should Codex not compact at all: answer, so the session always ends.
+      if (messageText(lastMessage(request)?.content).startsWith(SUMMARY_PREFIX) || replayedCalls(request).length > 0) return { text: FINAL, usage: { prompt_tokens: 700, completion_tokens: 8 } };
+      // Far above the compaction limit below: Codex compacts before it asks the model again.
+      return {
+        toolCalls: [{ id: 'call_echo', name: 'exec_command', arguments: { cmd: 'echo compacted', login: false, yield_time_ms: 2000 } }],
+        usage: { prompt_tokens: 30_000, completion_tokens: 20 },
+      };
+    });
+    try {
+      const run = await session.runCodex('Run echo compacted and tell me what it printed.', {
+        extraArguments: ['-c', 'model_auto_compact_token_limit=4000'],
+        timeoutMs: 150_000,
+      });
+      assert.equal(run.code, 0, describeRun(run));
+      assert.deepEqual(run.agentMessages, [FINAL], describeRun(run));
+      assert.equal(run.commands[0]?.aggregated_output, 'compacted\n', describeRun(run));
+
+      const requests = chatRequests(session.backend);
+      const kinds = requests.map((request) => roundTripOf(session.traffic, request)?.kind);
+      assert.deepEqual(kinds, ['turn', 'compaction', 'turn'], 'one compaction between two turns');
+      const [first, compaction, resumed] = requests as [RecordedRequest, RecordedRequest, RecordedRequest];
+
+      const compactionBody = chatBody(compaction) as unknown as Record<string, unknown>;
+      assert.equal('tools' in compactionBody, false);
+      assert.equal('tool_choice' in compactionBody, false);
+      assert.equal('parallel_tool_calls' in compactionBody, false);
+      assert.equal(compaction.validationError, null, 'vLLM accepts the compaction request');
+      assert.match(messageText(lastMessage(compaction)?.content), /^You are performing a CONTEXT CHECKPOINT COMPACTION\./);
+      // The history keeps the call and its output although no tool is declared.
+      assert.ok(
+        chatBody(compaction).messages.some((message) => message.role === 'tool' && message.tool_call_id === 'call_echo'),
+        'the compaction request carries the tool round it summarises',
+      );
+
+      const resumedText = messageText(lastMessage(resumed)?.content);
+      assert.ok(resumedText.startsWith(SUMMARY_PREFIX), resumedText);
+      assert.ok(resumedText.endsWith(SUMMARY), resumedText);
+      assert.deepEqual(loweredToolNames(resumed), loweredToolNames(first), 'the tools are back after the compaction');
+      assert.equal(chatBody(resumed).tool_choice, 'auto');
+
+      assert.deepEqual(unexpectedWarnings(session.traffic), []);
+    } finally {
+      await session.close();
+    }
+  });
+});
