@@ -61,6 +61,7 @@ function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange
       next();
       return;
     }
+    dependencies.logger.info('a WebSocket upgrade of GET /v1/responses was answered 426: the client falls back to HTTP POST', { path: request.path });
     response.status(426).json({
       error: {
         message: 'freeform-bridge serves the Responses API over HTTP only: send POST /v1/responses (no WebSocket)',

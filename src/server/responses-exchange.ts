@@ -363,7 +363,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
     const errorContext = { backendUrl: upstream.baseUrl, model: upstreamModel, retryAfter: retryAfterOf(upstreamResponse) };
     if (upstreamResponse.status !== 200) {
       const bodyText = await upstreamResponse.text().catch((error: unknown) => `(could not read the error body: ${String(error)})`);
-      logger.warn('backend answered with an error status', { exchangeId, status: upstreamResponse.status });
+      logger.warn('backend answered with an error status', { exchangeId, roundTrip: roundTrip.text, status: upstreamResponse.status });
       answerWithError(mapUpstreamHttpError(upstreamResponse.status, bodyText, errorContext));
       return;
     }
