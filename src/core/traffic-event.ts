@@ -63,6 +63,8 @@ export interface ExchangeRejectedEvent {
   type: 'exchange-rejected';
   exchangeId: string;
   startedAt: string;
+  /** What the refused request was for Codex; absent when it was refused before its body was read (security checks). */
+  roundTrip?: RoundTripLabel;
   httpStatus: number;
   error: { code: string | null; message: string };
 }

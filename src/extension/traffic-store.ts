@@ -230,6 +230,7 @@ export class TrafficStore {
       }
       case 'exchange-rejected': {
         const summary = this.createSummary(event.exchangeId, event.startedAt);
+        if (event.roundTrip) summary.roundTrip = { ...event.roundTrip };
         summary.status = 'rejected';
         summary.httpStatus = event.httpStatus;
         summary.durationMs = 0;

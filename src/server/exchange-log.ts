@@ -50,7 +50,7 @@ export function createExchangeLogWriter(path: string, logger: Logger): { listene
         return;
       }
       case 'exchange-rejected':
-        append({ exchangeId: event.exchangeId, startedAt: event.startedAt, outcome: 'rejected', httpStatus: event.httpStatus, error: event.error });
+        append({ exchangeId: event.exchangeId, roundTrip: event.roundTrip ?? null, startedAt: event.startedAt, outcome: 'rejected', httpStatus: event.httpStatus, error: event.error });
         return;
       default: {
         const unexpected: never = event;

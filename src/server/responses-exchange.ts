@@ -13,7 +13,7 @@ import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../core/sse/sse
 import { encodeSseEvent } from '../core/sse/sse-encoder.ts';
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
 import { convertChatCompletionToChunk } from '../core/stream/convert-chat-completion-to-chunk.ts';
-import { labelRoundTrip } from '../core/round-trip-label.ts';
+import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts';
 import type { ExchangeOutcome, TrafficListener } from '../core/traffic-event.ts';
 import type { BridgeWarning, WarningLedger } from '../core/warnings.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
@@ -48,6 +48,8 @@ export interface ResponsesExchangeDependencies {
 
 /** What the error answer (error-middleware.ts) reads when a failure happens after the SSE response was committed. */
 export interface ExchangeLocals {
+  /** What the request is for Codex, read before lowering so a refusal can say it too. */
+  roundTrip?: RoundTripLabel;
   /**
    * Bytes of the request body as read (after decompression), set by the request path that read it:
    * a chunked or compressed request has no Content-Length that says its size.
@@ -100,6 +102,8 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
   return async function runExchange(body, request, response, locals) {
     const exchangeId = createItemId('resp');
     locals.exchangeId = exchangeId;
+    const roundTrip = labelRoundTrip(request.headers['x-codex-turn-metadata']);
+    locals.roundTrip = roundTrip;
     const startedAtMs = Date.now();
     const elapsed = (): number => Date.now() - startedAtMs;
 
@@ -111,7 +115,6 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
     let chatRequestText: string | null = JSON.stringify(lowered.chatRequest);
     const clientStream = lowered.clientStream;
     const upstreamModel = lowered.chatRequest.model;
-    const roundTrip = labelRoundTrip(request.headers['x-codex-turn-metadata']);
 
     locals.exchangeStarted = true;
     onTraffic({

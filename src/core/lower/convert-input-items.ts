@@ -533,7 +533,7 @@ export function convertInputItems(
         break;
       case 'compaction_trigger':
         throw new UnsupportedFeatureError(
-          `${path}: compaction_trigger asks for remote compaction, which needs OpenAI's service; a Chat Completions backend cannot answer it. Codex asks for it only when the provider id is 'openai' or 'azure' or the base URL looks like Azure: give the provider another id (freeform-bridge codex-config does) and Codex compacts locally`,
+          `${path}: compaction_trigger asks for remote compaction, which needs OpenAI's service; a Chat Completions backend cannot answer it. Codex asks for it only when the provider's id or name is 'openai' or 'azure' (any case) or its base URL looks like Azure: give the provider another id and name (freeform-bridge codex-config does) and Codex compacts locally`,
           path,
         );
       case 'item_reference':

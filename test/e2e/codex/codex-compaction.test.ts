@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { MockTurn, RecordedRequest } from '../../support/mock-backend/create-mock-backend.ts';
 import {
   chatBody,
+  CODEX_PROVIDER_ID,
   chatRequests,
   checkCodexAvailability,
   codexSuiteTitle,
@@ -28,7 +29,7 @@ const SUMMARY = 'SUMMARY: the user asked to run `echo compacted`; it printed "co
 const FINAL = 'It printed "compacted".';
 const SUMMARY_PREFIX = 'Another language model started to solve this problem and produced a summary';
 
-describe(codexSuiteTitle('local compaction'), { skip: skipReason, timeout: 180_000 }, () => {
+describe(codexSuiteTitle('compaction'), { skip: skipReason, timeout: 180_000 }, () => {
   it('sends the compaction turn without tools and continues with the summary', async () => {
     const session = await startE2eSession({ profile: 'vllm-hermes', surface: 'functions' });
     session.backend.setResponder((request): MockTurn => {
@@ -74,6 +75,36 @@ describe(codexSuiteTitle('local compaction'), { skip: skipReason, timeout: 180_0
       assert.equal(chatBody(resumed).tool_choice, 'auto');
 
       assert.deepEqual(unexpectedWarnings(session.traffic), []);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('a provider Codex takes for Azure asks for remote compaction: refused, with a message that says how to compact locally', async () => {
+    const session = await startE2eSession({ profile: 'vllm-hermes', surface: 'functions' });
+    session.backend.setResponder((request): MockTurn => {
+      if (replayedCalls(request).length > 0) return { text: FINAL, usage: { prompt_tokens: 700, completion_tokens: 8 } };
+      return {
+        toolCalls: [{ id: 'call_echo', name: 'exec_command', arguments: { cmd: 'echo compacted', login: false, yield_time_ms: 2000 } }],
+        usage: { prompt_tokens: 30_000, completion_tokens: 20 },
+      };
+    });
+    try {
+      // codex-config never writes such a name; set here by hand, it is what a user's own table might hold.
+      const run = await session.runCodex('Run echo compacted and tell me what it printed.', {
+        extraArguments: ['-c', `model_providers.${CODEX_PROVIDER_ID}.name="Azure"`, '-c', 'model_auto_compact_token_limit=4000'],
+        timeoutMs: 150_000,
+      });
+      assert.notEqual(run.code, 0, describeRun(run));
+      const shown = run.errors.find((message) => message.includes('compaction_trigger asks for remote compaction'));
+      assert.ok(shown, `Codex shows the bridge's reason: ${describeRun(run)}`);
+      assert.match(shown, /give the provider another id and name .* and Codex compacts locally/);
+      assert.equal(chatRequests(session.backend).length, 1, 'the refused request never reaches the backend');
+      const rejected = session.traffic.filter((event) => event.type === 'exchange-rejected');
+      assert.deepEqual(
+        rejected.map((event) => [event.httpStatus, event.error.code, event.type === 'exchange-rejected' ? event.roundTrip?.kind : null]),
+        [[400, 'unsupported_feature', 'compaction']],
+      );
     } finally {
       await session.close();
     }

@@ -152,6 +152,24 @@ describe('POST /v1/responses: fast path and Express answer alike', () => {
     );
   });
 
+  it('labels a request refused by lowering too (remote compaction asked of a Chat backend)', async () => {
+    const body = JSON.stringify({ model: 'qwen3-coder', input: [{ role: 'user', content: 'hi' }, { type: 'compaction_trigger' }] });
+    const rejectedBefore = bridge.traffic.filter((event) => event.type === 'exchange-rejected').length;
+    const { fast, express } = await sendBoth(body, { 'x-codex-turn-metadata': JSON.stringify({ request_kind: 'compaction', agent_name: '/root', thread_source: 'user' }) });
+    for (const answer of [fast, express]) {
+      assert.equal(answer.status, 400, answer.text);
+      assert.equal(JSON.parse(answer.text).error.code, 'unsupported_feature');
+    }
+    const rejected = bridge.traffic.filter((event) => event.type === 'exchange-rejected').slice(rejectedBefore);
+    assert.deepEqual(
+      rejected.map((event) => (event.type === 'exchange-rejected' ? event.roundTrip : null)),
+      [
+        { kind: 'compaction', agentName: '/root', text: 'compaction' },
+        { kind: 'compaction', agentName: '/root', text: 'compaction' },
+      ],
+    );
+  });
+
   it('answers a WebSocket upgrade of GET /v1/responses with 426, so Codex falls back to HTTP at once', async () => {
     const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', authorization: `Bearer ${TOKEN}` };
     for (const path of [FAST, '/v1/responses?client=codex']) {

@@ -210,7 +210,7 @@ describe('convertInputItems: compaction records and unknown kinds', () => {
         UnsupportedFeatureError.is(error) &&
         error.param === 'input[1]' &&
         error.message.startsWith('input[1]: compaction_trigger asks for remote compaction') &&
-        error.message.includes("provider id is 'openai' or 'azure'") &&
+        error.message.includes("provider's id or name is 'openai' or 'azure' (any case)") &&
         error.message.includes('Codex compacts locally'),
     );
   });

@@ -52,7 +52,7 @@ describe('TrafficStore: one round trip', () => {
     });
   });
 
-  it('labels each round trip as Codex did (turn, compaction, a sub-agent by name); a rejected request is unlabelled; search finds the label', () => {
+  it('labels each round trip as Codex did (turn, compaction, a sub-agent by name); a request refused before its body was read is unlabelled; search finds the label', () => {
     const store = new TrafficStore();
     const compaction = { kind: 'compaction' as const, agentName: '/root', text: 'compaction' };
     const child = { kind: 'subagent' as const, agentName: '/root/calc', text: 'sub-agent /root/calc' };
@@ -60,12 +60,14 @@ describe('TrafficStore: one round trip', () => {
     store.apply({ ...startEvent('resp_2'), roundTrip: child });
     store.apply({ ...endEvent('resp_2', []), roundTrip: child });
     store.apply({ type: 'exchange-rejected', exchangeId: 'resp_3', startedAt: '2026-11-29T12:00:00.000Z', httpStatus: 401, error: { code: null, message: 'missing token' } });
+    store.apply({ type: 'exchange-rejected', exchangeId: 'resp_4', startedAt: '2026-11-29T12:00:00.000Z', httpStatus: 400, error: { code: 'unsupported_feature', message: 'remote compaction' }, roundTrip: compaction });
     assert.deepEqual(
       store.getSummaries().map((summary) => [summary.id, summary.roundTrip]),
       [
         ['resp_1', compaction],
         ['resp_2', child],
         ['resp_3', { kind: 'unlabelled', agentName: null, text: 'unlabelled' }],
+        ['resp_4', compaction],
       ],
     );
     assert.deepEqual(store.getDetail('resp_2')?.summary.roundTrip, child);
