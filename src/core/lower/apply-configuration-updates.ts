@@ -11,6 +11,11 @@ export interface ConfigurationUpdates {
 /** Keys that are not settings: the kind, the effort read here, and metadata every item may carry. */
 const CONSUMED_OR_METADATA_KEYS: ReadonlySet<string> = new Set(['type', 'reasoning', 'id', 'status', 'provenance', 'internal_chat_message_metadata_passthrough']);
 
+function describeIgnoredSettings(keys: readonly string[]): string {
+  const names = keys.map((key) => `'${key}'`).join(', ');
+  return keys.length === 1 ? `its setting ${names} has no Chat Completions equivalent and was ignored` : `its settings ${names} have no Chat Completions equivalent and were ignored`;
+}
+
 /**
  * `configuration_update` items change settings mid-conversation; the reasoning effort is the one
  * with a Chat Completions equivalent. They stay in the history, so the last one that sets an effort
@@ -33,16 +38,17 @@ export function applyConfigurationUpdates(items: readonly IndexedInputItem[], re
     }
     if (ignored.length > 0 || typeof effort !== 'string' || effort === '') {
       const raw = JSON.stringify(item);
-      const what = ignored.length > 0 ? `its setting${ignored.length > 1 ? 's' : ''} ${ignored.map((key) => `'${key}'`).join(', ')} ha${ignored.length > 1 ? 've' : 's'} no Chat Completions equivalent and ${ignored.length > 1 ? 'were' : 'was'} ignored` : 'it sets no reasoning effort; nothing was applied';
-      warnings.push(createPendingWarning(createWarning('configuration_update_applied', `input[${index}]: configuration_update: ${what}`, { raw }), { key: `configuration_update_ignored:${conversation ?? ''}:${raw}`, fingerprint: '' }));
+      const detail = `input[${index}]: configuration_update: ${ignored.length > 0 ? describeIgnoredSettings(ignored) : 'it sets no reasoning effort; nothing was applied'}`;
+      warnings.push(createPendingWarning(createWarning('configuration_update_applied', detail, { raw }), { key: `configuration_update_ignored:${conversation ?? ''}:${raw}`, fingerprint: '' }));
     }
   }
   if (reasoningEffort !== null) {
-    const replaced = requestEffort === null ? 'the request set none' : requestEffort === reasoningEffort ? 'the same as reasoning.effort' : `instead of reasoning.effort '${requestEffort}'`;
+    const replaced =
+      requestEffort === null ? ' (the request set none)' : requestEffort === reasoningEffort ? ' (the same as reasoning.effort)' : ` instead of reasoning.effort '${requestEffort}'`;
     const ordinal = count > 1 ? ` (the last of ${count} updates wins)` : '';
     warnings.push(
       createPendingWarning(
-        createWarning('configuration_update_applied', `${appliedPath}: configuration_update sets reasoning effort '${reasoningEffort}'${ordinal}; applied, ${replaced}`),
+        createWarning('configuration_update_applied', `${appliedPath}: configuration_update sets reasoning effort '${reasoningEffort}'${ordinal}; applied${replaced}`),
         { key: `configuration_update:${conversation ?? ''}`, fingerprint: `${reasoningEffort}:${requestEffort ?? ''}` },
       ),
     );

@@ -267,7 +267,7 @@ describe('lowering: configuration_update', () => {
     ]);
     assert.deepStrictEqual(lowered.warnings, [
       createWarning('configuration_update_applied', 'input[4]: configuration_update: it sets no reasoning effort; nothing was applied', { raw: '{"type":"configuration_update","id":"cu_3"}' }),
-      createWarning('configuration_update_applied', "input[3]: configuration_update sets reasoning effort 'high' (the last of 2 updates wins); applied, instead of reasoning.effort 'medium'"),
+      createWarning('configuration_update_applied', "input[3]: configuration_update sets reasoning effort 'high' (the last of 2 updates wins); applied instead of reasoning.effort 'medium'"),
     ]);
   });
 
@@ -276,7 +276,7 @@ describe('lowering: configuration_update', () => {
     const first = lower([user('a'), update('high', { model: 'other-model' })], {}, ledger);
     assert.deepStrictEqual(first.warnings.map((warning) => warning.detail), [
       "input[1]: configuration_update: its setting 'model' has no Chat Completions equivalent and was ignored",
-      "input[1]: configuration_update sets reasoning effort 'high'; applied, instead of reasoning.effort 'medium'",
+      "input[1]: configuration_update sets reasoning effort 'high'; applied instead of reasoning.effort 'medium'",
     ]);
     const again = lower([user('a'), update('high', { model: 'other-model' }), user('b')], {}, ledger);
     assert.equal(again.chatRequest.reasoning_effort, 'high');
@@ -284,7 +284,7 @@ describe('lowering: configuration_update', () => {
     const changed = lower([user('a'), update('high', { model: 'other-model' }), user('b'), update('low')], {}, ledger);
     assert.equal(changed.chatRequest.reasoning_effort, 'low');
     assert.deepStrictEqual(changed.warnings.map((warning) => warning.detail), [
-      "input[3]: configuration_update sets reasoning effort 'low' (the last of 2 updates wins); applied, instead of reasoning.effort 'medium'",
+      "input[3]: configuration_update sets reasoning effort 'low' (the last of 2 updates wins); applied instead of reasoning.effort 'medium'",
     ]);
   });
 
