@@ -340,6 +340,12 @@ function describeExchange(exchange: ExchangeSummary): string {
   return parts.join(', ');
 }
 
+/** The kind column: the kind, or for a sub-agent's turn the agent itself (the header says "Kind"). */
+function kindCellText(exchange: ExchangeSummary): string {
+  const { kind, text } = exchange.roundTrip;
+  return kind === 'subagent' ? text.replace(/^sub-agent /, '') : kind;
+}
+
 function renderRow(exchange: ExchangeSummary): HTMLElement {
   const selected = exchange.id === state.ui.selectedId;
   const active = exchange.id === state.ui.activeId;
@@ -352,7 +358,7 @@ function renderRow(exchange: ExchangeSummary): HTMLElement {
       attributes: { id: rowId(exchange), role: 'option', 'aria-selected': String(selected), 'aria-label': describeExchange(exchange) },
     },
     element('span', { className: 'cell-time', text: formatTime(exchange.startedAt), attributes: { title: exchange.startedAt } }),
-    element('span', { className: 'cell-kind' }, element('span', { className: `badge kind-${exchange.roundTrip.kind}`, text: exchange.roundTrip.kind === 'subagent' ? (exchange.roundTrip.agentName ?? 'sub-agent') : exchange.roundTrip.kind, attributes: { title: exchange.roundTrip.text } })),
+    element('span', { className: 'cell-kind' }, element('span', { className: `badge kind-${exchange.roundTrip.kind}`, text: kindCellText(exchange), attributes: { title: exchange.roundTrip.text } })),
     element('span', { className: 'cell-model', text: exchange.model, attributes: { title: exchange.upstreamModel === exchange.model ? exchange.model : `${exchange.model} → ${exchange.upstreamModel}` } }),
     element('span', { className: 'cell-mode', text: exchange.stream ? 'stream' : 'json' }),
     element('span', { className: 'cell-status' }, element('span', { className: `badge status-${exchange.status}`, text: exchange.status, attributes: { title: statusText(exchange) } })),
