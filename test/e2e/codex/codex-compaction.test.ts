@@ -28,6 +28,11 @@ const { skipReason } = checkCodexAvailability();
 const SUMMARY = 'SUMMARY: the user asked to run `echo compacted`; it printed "compacted". Nothing is left to do but report it.';
 const FINAL = 'It printed "compacted".';
 const SUMMARY_PREFIX = 'Another language model started to solve this problem and produced a summary';
+/** Usage far above the compaction limit the tests set: Codex compacts before it asks the model again. */
+const ECHO_WITH_HIGH_USAGE: MockTurn = {
+  toolCalls: [{ id: 'call_echo', name: 'exec_command', arguments: { cmd: 'echo compacted', login: false, yield_time_ms: 2000 } }],
+  usage: { prompt_tokens: 30_000, completion_tokens: 20 },
+};
 
 describe(codexSuiteTitle('compaction'), { skip: skipReason, timeout: 180_000 }, () => {
   it('sends the compaction turn without tools and continues with the summary', async () => {
@@ -36,11 +41,7 @@ describe(codexSuiteTitle('compaction'), { skip: skipReason, timeout: 180_000 }, 
       if (roundTripOf(session.traffic, request)?.kind === 'compaction') return { text: SUMMARY, usage: { prompt_tokens: 900, completion_tokens: 40 } };
       // After the summary, or should Codex not compact at all: answer, so the session always ends.
       if (messageText(lastMessage(request)?.content).startsWith(SUMMARY_PREFIX) || replayedCalls(request).length > 0) return { text: FINAL, usage: { prompt_tokens: 700, completion_tokens: 8 } };
-      // Far above the compaction limit below: Codex compacts before it asks the model again.
-      return {
-        toolCalls: [{ id: 'call_echo', name: 'exec_command', arguments: { cmd: 'echo compacted', login: false, yield_time_ms: 2000 } }],
-        usage: { prompt_tokens: 30_000, completion_tokens: 20 },
-      };
+      return ECHO_WITH_HIGH_USAGE;
     });
     try {
       const run = await session.runCodex('Run echo compacted and tell me what it printed.', {
@@ -84,10 +85,7 @@ describe(codexSuiteTitle('compaction'), { skip: skipReason, timeout: 180_000 }, 
     const session = await startE2eSession({ profile: 'vllm-hermes', surface: 'functions' });
     session.backend.setResponder((request): MockTurn => {
       if (replayedCalls(request).length > 0) return { text: FINAL, usage: { prompt_tokens: 700, completion_tokens: 8 } };
-      return {
-        toolCalls: [{ id: 'call_echo', name: 'exec_command', arguments: { cmd: 'echo compacted', login: false, yield_time_ms: 2000 } }],
-        usage: { prompt_tokens: 30_000, completion_tokens: 20 },
-      };
+      return ECHO_WITH_HIGH_USAGE;
     });
     try {
       // codex-config never writes such a name; set here by hand, it is what a user's own table might hold.
