@@ -112,7 +112,9 @@ describe(codexSuiteTitle('sub-agents, default multi-agent v1 (spawn_agent / wait
     try {
       const run = await session.runCodex('Delegate 6 times 7 to a sub-agent and report its answer.', { timeoutMs: 150_000 });
       assert.equal(run.code, 0, describeRun(run));
-      assert.deepEqual(run.agentMessages, [FINAL], describeRun(run));
+      // v1 also posts a <subagent_notification> when the child ends; arriving after the parent's
+      // answer, it starts one more parent turn, which the mock answers the same way.
+      assert.ok(run.agentMessages.length >= 1 && run.agentMessages.every((message) => message === FINAL), describeRun(run));
 
       const { parent, child } = splitByAgent(session);
       assert.equal(child.length, 1, 'the child answers in one request');
