@@ -4,6 +4,7 @@ import type {
   ExchangeStatus,
   ExchangeSummary,
   HostToWebviewMessage,
+  RoundTripKind,
   TrafficStats,
 } from '../src/shared/webview-protocol.ts';
 
@@ -18,6 +19,11 @@ export type StatusFilter = 'all' | ExchangeStatus;
 
 export const STATUS_FILTERS: readonly StatusFilter[] = ['all', 'running', 'completed', 'incomplete', 'failed', 'rejected', 'aborted'];
 
+export type KindFilter = 'all' | RoundTripKind;
+
+/** What a round trip is for Codex (from its `x-codex-turn-metadata` header), for the kind filter. */
+export const KIND_FILTERS: readonly KindFilter[] = ['all', 'turn', 'compaction', 'subagent', 'unlabelled'];
+
 /** What the user chose; persisted with setState. */
 export interface PanelUiState {
   order: ListOrder;
@@ -25,6 +31,8 @@ export interface PanelUiState {
   /** Tool name to show round trips for; '' = every tool. */
   toolFilter: string;
   statusFilter: StatusFilter;
+  /** Turns, compactions or sub-agents' round trips only; 'all' = every kind. */
+  kindFilter: KindFilter;
   /** Text searched in payloads (by the host); '' = no search. */
   query: string;
   /** The list is frozen; updates wait in `pending`. */
@@ -61,6 +69,7 @@ export type PanelAction =
   | { type: 'filter/warnings/set'; warningsOnly: boolean }
   | { type: 'filter/tool/set'; tool: string }
   | { type: 'filter/status/set'; status: StatusFilter }
+  | { type: 'filter/kind/set'; kind: KindFilter }
   | { type: 'query/set'; query: string }
   | { type: 'pause/toggle' }
   | { type: 'exchange/select'; exchangeId: string | null }
@@ -76,6 +85,7 @@ export const DEFAULT_UI_STATE: PanelUiState = {
   warningsOnly: false,
   toolFilter: '',
   statusFilter: 'all',
+  kindFilter: 'all',
   query: '',
   paused: false,
   selectedId: null,
@@ -93,6 +103,7 @@ export function restoreUiState(saved: unknown): PanelUiState {
     warningsOnly: value.warningsOnly === true,
     toolFilter: typeof value.toolFilter === 'string' ? value.toolFilter : '',
     statusFilter: STATUS_FILTERS.find((status) => status === value.statusFilter) ?? 'all',
+    kindFilter: KIND_FILTERS.find((kind) => kind === value.kindFilter) ?? 'all',
     query: typeof value.query === 'string' ? value.query : '',
     paused: value.paused === true,
     selectedId: stringOrNull(value.selectedId),
@@ -228,6 +239,8 @@ export function reducePanelState(state: PanelState, action: PanelAction): PanelS
       return { ...state, ui: { ...state.ui, toolFilter: action.tool } };
     case 'filter/status/set':
       return { ...state, ui: { ...state.ui, statusFilter: action.status } };
+    case 'filter/kind/set':
+      return { ...state, ui: { ...state.ui, kindFilter: action.kind } };
     case 'query/set':
       // The host answers asynchronously; until then the previous matches would be misleading.
       return { ...state, ui: { ...state.ui, query: action.query }, searchMatches: null };
@@ -262,13 +275,14 @@ export function reducePanelState(state: PanelState, action: PanelAction): PanelS
 
 /** The list as shown: filters applied, in the chosen order. */
 export function selectVisibleExchanges(state: PanelState): ExchangeSummary[] {
-  const { warningsOnly, toolFilter, statusFilter, query } = state.ui;
+  const { warningsOnly, toolFilter, statusFilter, kindFilter, query } = state.ui;
   const matches = query.trim() !== '' && state.searchMatches !== null ? new Set(state.searchMatches) : null;
   const visible = state.exchanges.filter(
     (exchange) =>
       (!warningsOnly || exchange.warningCount > 0 || exchange.error !== null) &&
       (toolFilter === '' || exchange.toolNames.includes(toolFilter)) &&
       (statusFilter === 'all' || exchange.status === statusFilter) &&
+      (kindFilter === 'all' || exchange.roundTrip.kind === kindFilter) &&
       (matches === null || matches.has(exchange.id)),
   );
   return state.ui.order === 'newest-first' ? visible.reverse() : visible;

@@ -16,6 +16,7 @@ import {
   selectSelectedSummary,
   selectToolNames,
   selectVisibleExchanges,
+  KIND_FILTERS,
   STATUS_FILTERS,
   type PanelAction,
   type PanelState,
@@ -216,6 +217,19 @@ statusSelect.addEventListener('change', () => {
   const chosen = STATUS_FILTERS.find((status) => status === statusSelect.value) ?? 'all';
   dispatch({ type: 'filter/status/set', status: chosen });
 });
+const KIND_FILTER_LABELS: Readonly<Record<(typeof KIND_FILTERS)[number], string>> = {
+  all: 'any kind',
+  turn: 'turns',
+  compaction: 'compactions',
+  subagent: 'sub-agents',
+  unlabelled: 'unlabelled',
+};
+const kindSelect = element('select', { attributes: { id: 'kind-filter' } });
+for (const kind of KIND_FILTERS) kindSelect.append(element('option', { attributes: { value: kind }, text: KIND_FILTER_LABELS[kind] }));
+kindSelect.addEventListener('change', () => {
+  const chosen = KIND_FILTERS.find((kind) => kind === kindSelect.value) ?? 'all';
+  dispatch({ type: 'filter/kind/set', kind: chosen });
+});
 const searchInput = element('input', { attributes: { type: 'search', id: 'search', placeholder: 'Search payloads', 'aria-label': 'Search in payloads' } });
 let searchTimer: ReturnType<typeof setTimeout> | undefined;
 const runSearch = (): void => {
@@ -262,6 +276,8 @@ app.append(
     toolSelect,
     element('label', { attributes: { for: 'status-filter' }, text: 'Status' }),
     statusSelect,
+    element('label', { attributes: { for: 'kind-filter' }, text: 'Kind' }),
+    kindSelect,
     searchInput,
     pauseButton,
     whitespaceButton,
@@ -279,6 +295,7 @@ app.append(
         { className: 'row list-header', attributes: { 'aria-hidden': 'true' } },
         ...[
           ['Time', 'Started at'],
+          ['Kind', 'Turn, compaction or a sub-agent’s round trip (from Codex’s x-codex-turn-metadata header)'],
           ['Model', 'Model Codex asked for'],
           ['Mode', 'stream (SSE) or one JSON body'],
           ['Status', 'Outcome; HTTP status on hover'],
@@ -308,6 +325,7 @@ function rowId(exchange: ExchangeSummary): string {
 function describeExchange(exchange: ExchangeSummary): string {
   const parts = [
     formatTime(exchange.startedAt),
+    exchange.roundTrip.text,
     exchange.model || 'unknown model',
     exchange.stream ? 'stream' : 'not streamed',
     statusText(exchange),
@@ -322,6 +340,12 @@ function describeExchange(exchange: ExchangeSummary): string {
   return parts.join(', ');
 }
 
+/** The kind column: the kind, or for a sub-agent's turn the agent itself (the header says "Kind"). */
+function kindCellText(exchange: ExchangeSummary): string {
+  const { kind, text } = exchange.roundTrip;
+  return kind === 'subagent' ? text.replace(/^sub-agent /, '') : kind;
+}
+
 function renderRow(exchange: ExchangeSummary): HTMLElement {
   const selected = exchange.id === state.ui.selectedId;
   const active = exchange.id === state.ui.activeId;
@@ -334,6 +358,7 @@ function renderRow(exchange: ExchangeSummary): HTMLElement {
       attributes: { id: rowId(exchange), role: 'option', 'aria-selected': String(selected), 'aria-label': describeExchange(exchange) },
     },
     element('span', { className: 'cell-time', text: formatTime(exchange.startedAt), attributes: { title: exchange.startedAt } }),
+    element('span', { className: 'cell-kind' }, element('span', { className: `badge kind-${exchange.roundTrip.kind}`, text: kindCellText(exchange), attributes: { title: exchange.roundTrip.text } })),
     element('span', { className: 'cell-model', text: exchange.model, attributes: { title: exchange.upstreamModel === exchange.model ? exchange.model : `${exchange.model} → ${exchange.upstreamModel}` } }),
     element('span', { className: 'cell-mode', text: exchange.stream ? 'stream' : 'json' }),
     element('span', { className: 'cell-status' }, element('span', { className: `badge status-${exchange.status}`, text: exchange.status, attributes: { title: statusText(exchange) } })),
@@ -380,6 +405,7 @@ function renderToolbar(): void {
   toolSelect.replaceChildren(...options);
   toolSelect.value = ui.toolFilter;
   statusSelect.value = ui.statusFilter;
+  kindSelect.value = ui.kindFilter;
   if (document.activeElement !== searchInput) searchInput.value = ui.query;
   pauseButton.textContent = ui.paused ? `Resume${state.pending.length > 0 ? ` (${state.pending.length} waiting)` : ''}` : 'Pause';
   pauseButton.setAttribute('aria-pressed', String(ui.paused));
@@ -603,6 +629,7 @@ function renderDetail(): void {
     ),
     metaList([
       ['Started', `${formatTime(summary.startedAt, true)} (${summary.startedAt})`],
+      ['Kind', summary.roundTrip.text],
       ['Model', summary.upstreamModel && summary.upstreamModel !== summary.model ? `${summary.model} → ${summary.upstreamModel}` : summary.model || '–'],
       ['Mode', summary.stream ? 'stream (SSE)' : 'one JSON body'],
       ['Status', statusText(summary)],

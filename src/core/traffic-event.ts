@@ -1,6 +1,7 @@
 import type { ChatRequest } from './chat/chat-completions-api.ts';
 import type { ToolSummary } from './lower/tool-summary.ts';
 import type { ResponsesOutputItem, ResponsesUsage } from './responses/responses-output.ts';
+import type { RoundTripLabel } from './round-trip-label.ts';
 import type { BridgeWarning } from './warnings.ts';
 
 /**
@@ -28,8 +29,11 @@ export interface ExchangeStartEvent {
   tools: readonly ToolSummary[];
   toolChoice: { original: unknown; sent: unknown };
   inputItems: number;
+  /** Size of Codex's request body as received (decoded when it came compressed). */
   requestBytes: number;
   loweredRequest: ChatRequest;
+  /** What the round trip is for Codex (turn, compaction, a sub-agent's), from `x-codex-turn-metadata`. */
+  roundTrip: RoundTripLabel;
 }
 
 export interface ExchangeDeltaEvent {
@@ -43,6 +47,8 @@ export interface ExchangeDeltaEvent {
 export interface ExchangeEndEvent {
   type: 'exchange-end';
   exchangeId: string;
+  /** The same label as the start event, so a consumer of ends alone (the log line) can name the round trip. */
+  roundTrip: RoundTripLabel;
   outcome: ExchangeOutcome;
   httpStatus: number;
   timings: ExchangeTimings;
@@ -57,6 +63,8 @@ export interface ExchangeRejectedEvent {
   type: 'exchange-rejected';
   exchangeId: string;
   startedAt: string;
+  /** What the refused request was for Codex; absent when it was refused before its body was read (security checks). */
+  roundTrip?: RoundTripLabel;
   httpStatus: number;
   error: { code: string | null; message: string };
 }

@@ -13,6 +13,8 @@ export type WarningKind =
   | 'tools_filtered'
   | 'unknown_item_dropped'
   | 'unsupported_content_part'
+  | 'image_detail_changed'
+  | 'configuration_update_applied'
   | 'replay_rewrapped'
   | 'extra_keys'
   | 'non_string_payload'

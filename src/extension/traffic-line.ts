@@ -13,5 +13,5 @@ export function formatTrafficLine(event: ExchangeEndEvent | ExchangeRejectedEven
   const parts = [`${event.outcome} ${event.httpStatus}`, `${seconds} s`, `${event.output.length} items`, `${calls} tool calls`];
   if (event.warnings.length > 0) parts.push(`${event.warnings.length} warnings (${[...new Set(event.warnings.map((warning) => warning.kind))].join(', ')})`);
   if (event.error) parts.push(`error ${event.error.code}: ${event.error.message}`);
-  return `${new Date().toISOString()}  ${event.exchangeId}  ${parts.join(', ')}`;
+  return `${new Date().toISOString()}  ${event.exchangeId}  ${event.roundTrip.text}  ${parts.join(', ')}`;
 }

@@ -1,6 +1,7 @@
 import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
 import { isPlainObject, parseJson } from '../core/parse-json.ts';
 import type { ResponsesOutputItem, ResponsesUsage } from '../core/responses/responses-output.ts';
+import { UNLABELLED_ROUND_TRIP } from '../core/round-trip-label.ts';
 import type { ExchangeStartEvent, TrafficEvent } from '../core/traffic-event.ts';
 import type { BridgeWarning, WarningKind } from '../core/warnings.ts';
 import {
@@ -229,6 +230,7 @@ export class TrafficStore {
       }
       case 'exchange-rejected': {
         const summary = this.createSummary(event.exchangeId, event.startedAt);
+        if (event.roundTrip) summary.roundTrip = { ...event.roundTrip };
         summary.status = 'rejected';
         summary.httpStatus = event.httpStatus;
         summary.durationMs = 0;
@@ -406,6 +408,7 @@ export class TrafficStore {
       const found =
         plain.test(summary.id) ||
         plain.test(summary.model) ||
+        plain.test(summary.roundTrip.text) ||
         plain.test(summary.error?.message ?? '') ||
         record.items.some((item) => plain.test(itemText(item)) || ((item.type === 'custom_tool_call' || item.type === 'function_call') && plain.test(item.name))) ||
         record.warnings.some((warning) => plain.test(warning.detail) || plain.test(warning.raw ?? '') || plain.test(warning.kind)) ||
@@ -424,6 +427,7 @@ export class TrafficStore {
 
   private start(event: ExchangeStartEvent): TrafficStoreChange {
     const summary = this.createSummary(event.exchangeId, event.startedAt);
+    summary.roundTrip = { ...event.roundTrip };
     summary.model = event.model;
     summary.upstreamModel = event.upstreamModel;
     summary.stream = event.clientStream;
@@ -466,6 +470,7 @@ export class TrafficStore {
       id,
       sequence: this.nextSequence++,
       startedAt,
+      roundTrip: { ...UNLABELLED_ROUND_TRIP },
       model: '',
       upstreamModel: '',
       stream: false,

@@ -9,6 +9,7 @@ import {
   catalogFileNameFor,
   createCodexProfileEdits,
   createMakeDefaultEdits,
+  describeAzureUrlRisk,
   editTomlText,
   profileFileNameFor,
   providerIdForProfile,
@@ -302,6 +303,8 @@ export async function planCodexConfigWrite(options: CodexConfigWriteOptions): Pr
   const createCodexHome = await inspectCodexHome(codexHome);
   const files: PlannedCodexConfigFile[] = [];
   const warnings: string[] = [];
+  const azureRisk = describeAzureUrlRisk(profileOptions.baseUrl);
+  if (azureRisk !== null) warnings.push(azureRisk);
   const rendered = renderCodexProfile(profileOptions);
 
   if (rendered.catalogFileName !== null && rendered.catalogText !== null) {

@@ -46,16 +46,44 @@ function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange
   app.set('etag', false);
 
   app.use(checkSecurity);
+  /** Body sizes from express.json's verify hook, read back by the route below. */
+  const bodyBytes = new WeakMap<IncomingMessage, number>();
 
   app.get('/healthz', (_request, response) => {
     response.json({ status: 'ok', name: 'freeform-bridge', version: dependencies.version, backend: dependencies.upstream.baseUrl });
   });
   app.get('/v1/models', createModelsHandler(dependencies.upstream, dependencies.getSecrets));
+  // A provider with `supports_websockets` makes Codex try a WebSocket first. 426 is the one answer it
+  // takes as "use HTTP" at once and silently; 404/501 cost seconds of reconnecting, and a 400 fails
+  // the turn with an empty message.
+  app.get('/v1/responses', (request, response, next) => {
+    if ((request.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
+      next();
+      return;
+    }
+    dependencies.logger.info('a WebSocket upgrade of GET /v1/responses was answered 426: the client falls back to HTTP POST', { path: request.path });
+    response.status(426).json({
+      error: {
+        message: 'freeform-bridge serves the Responses API over HTTP only: send POST /v1/responses (no WebSocket)',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'websocket_not_supported',
+      },
+    });
+  });
   // Codex resends the whole history on every turn: express's 100 kB default would reject real sessions.
   app.post(
     '/v1/responses',
     // Invalid UTF-8 and absurd nesting are refused with a 400 here (request-body-checks.ts), before lowering.
-    express.json({ limit: MAX_REQUEST_BODY_BYTES, strict: false, verify: verifyUtf8Body }),
+    express.json({
+      limit: MAX_REQUEST_BODY_BYTES,
+      strict: false,
+      verify: (request, response, body, encoding) => {
+        verifyUtf8Body(request, response, body, encoding);
+        // The decoded size: a compressed or chunked request's Content-Length does not say it.
+        bodyBytes.set(request, body.length);
+      },
+    }),
     rejectDeeplyNestedBody,
     async (request, response) => {
       if (!request.is('application/json')) {
@@ -67,7 +95,9 @@ function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange
       const body: unknown = request.body;
       // The exchange drops its reference once the request is lowered; this one must go too.
       request.body = undefined;
-      await runExchange(body, request, response, response.locals as ExchangeLocals);
+      const locals = response.locals as ExchangeLocals;
+      locals.requestBytes = bodyBytes.get(request) ?? 0;
+      await runExchange(body, request, response, locals);
     },
   );
   app.use((request, response) => {

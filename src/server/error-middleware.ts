@@ -4,7 +4,8 @@ import { InvalidRequestError, UnsupportedFeatureError, UpstreamConnectionError, 
 import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { createOpenAiErrorBody, type OpenAiErrorBody } from '../core/openai-error.ts';
-import type { TrafficListener } from '../core/traffic-event.ts';
+import type { RoundTripLabel } from '../core/round-trip-label.ts';
+import type { ExchangeRejectedEvent, TrafficListener } from '../core/traffic-event.ts';
 import { INVALID_UTF8_ERROR_TYPE } from './request-body-checks.ts';
 import type { ExchangeLocals } from './responses-exchange.ts';
 import { sendJson } from './send-json.ts';
@@ -136,7 +137,7 @@ export function answerRequestError(
   }
   if (!locals.exchangeStarted && exchange.path === '/v1/responses') {
     // Refused before the handler named it (bad JSON, too large): still a distinct log line.
-    reportRejectedExchange(dependencies.onTraffic, mapped.status, mapped.body.error, locals.exchangeId);
+    reportRejectedExchange(dependencies.onTraffic, mapped.status, mapped.body.error, locals.exchangeId, locals.roundTrip);
   }
   sendJson(response, mapped.status, mapped.body, mapped.headers);
 }
@@ -147,8 +148,11 @@ export function reportRejectedExchange(
   httpStatus: number,
   error: { code: string | null; message: string },
   exchangeId: string = createItemId('resp'),
+  roundTrip?: RoundTripLabel,
 ): void {
-  onTraffic({ type: 'exchange-rejected', exchangeId, startedAt: new Date().toISOString(), httpStatus, error: { code: error.code, message: error.message } });
+  const event: ExchangeRejectedEvent = { type: 'exchange-rejected', exchangeId, startedAt: new Date().toISOString(), httpStatus, error: { code: error.code, message: error.message } };
+  if (roundTrip !== undefined) event.roundTrip = roundTrip;
+  onTraffic(event);
 }
 
 export function createErrorMiddleware(dependencies: ErrorAnswerDependencies) {

@@ -36,6 +36,7 @@ export function createExchangeLogWriter(
         pending.delete(event.exchangeId);
         append({
           exchangeId: event.exchangeId,
+          roundTrip: event.roundTrip,
           startedAt: start?.startedAt ?? null,
           model: start?.model ?? null,
           upstreamModel: start?.upstreamModel ?? null,
@@ -55,7 +56,7 @@ export function createExchangeLogWriter(
         return;
       }
       case 'exchange-rejected':
-        append({ exchangeId: event.exchangeId, startedAt: event.startedAt, outcome: 'rejected', httpStatus: event.httpStatus, error: event.error });
+        append({ exchangeId: event.exchangeId, roundTrip: event.roundTrip ?? null, startedAt: event.startedAt, outcome: 'rejected', httpStatus: event.httpStatus, error: event.error });
         return;
       default: {
         const unexpected: never = event;

@@ -13,6 +13,7 @@ import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../core/sse/sse
 import { encodeSseEvent } from '../core/sse/sse-encoder.ts';
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
 import { convertChatCompletionToChunk } from '../core/stream/convert-chat-completion-to-chunk.ts';
+import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts';
 import type { ExchangeOutcome, TrafficListener } from '../core/traffic-event.ts';
 import type { BridgeWarning, WarningLedger } from '../core/warnings.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
@@ -47,6 +48,13 @@ export interface ResponsesExchangeDependencies {
 
 /** What the error answer (error-middleware.ts) reads when a failure happens after the SSE response was committed. */
 export interface ExchangeLocals {
+  /** What the request is for Codex, read before lowering so a refusal can say it too. */
+  roundTrip?: RoundTripLabel;
+  /**
+   * Bytes of the request body as read (after decompression), set by the request path that read it:
+   * a chunked or compressed request has no Content-Length that says its size.
+   */
+  requestBytes?: number;
   exchangeId?: string;
   exchangeStarted?: boolean;
   failStream?: (code: 'server_error', message: string) => void;
@@ -94,6 +102,8 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
   return async function runExchange(body, request, response, locals) {
     const exchangeId = createItemId('resp');
     locals.exchangeId = exchangeId;
+    const roundTrip = labelRoundTrip(request.headers['x-codex-turn-metadata']);
+    locals.roundTrip = roundTrip;
     const startedAtMs = Date.now();
     const elapsed = (): number => Date.now() - startedAtMs;
 
@@ -118,8 +128,9 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
       tools: lowered.summary.tools,
       toolChoice: lowered.summary.toolChoice,
       inputItems: lowered.summary.inputItems,
-      requestBytes: Number(request.headers['content-length'] ?? 0),
+      requestBytes: locals.requestBytes ?? Number(request.headers['content-length'] ?? 0),
       loweredRequest: lowered.chatRequest,
+      roundTrip,
     });
 
     const translator = new ChatStreamTranslator({
@@ -162,6 +173,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
       onTraffic({
         type: 'exchange-end',
         exchangeId,
+        roundTrip,
         outcome,
         httpStatus,
         timings: { upstreamHeadersMs, firstDeltaMs, totalMs: elapsed() },
@@ -357,7 +369,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
     if (upstreamResponse.status !== 200) {
       const bodyText = await upstreamResponse.text().catch((error: unknown) => `(could not read the error body: ${String(error)})`);
       // The failure itself is reported once, from the exchange's end event (start-server.ts).
-      logger.debug('backend answered with an error status', { exchangeId, status: upstreamResponse.status });
+      logger.debug('backend answered with an error status', { exchangeId, roundTrip: roundTrip.text, status: upstreamResponse.status });
       // Redacted before the message is cut to length, so a cut can never leave half a key behind.
       answerWithError(mapUpstreamHttpError(upstreamResponse.status, redactSecrets(bodyText, dependencies.getSecrets()), errorContext));
       return;

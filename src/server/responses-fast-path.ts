@@ -33,7 +33,7 @@ function tooLargeError(): Error {
  * the UTF-8 check is the decoding itself (a fatal decoder). Refuses as soon as the body is known to
  * exceed the limit (header or bytes read) or to hold invalid UTF-8.
  */
-function readBodyText(request: IncomingMessage): Promise<string> {
+function readBodyText(request: IncomingMessage): Promise<{ text: string; bytes: number }> {
   const declared = Number(request.headers['content-length']);
   if (declared > MAX_REQUEST_BODY_BYTES) {
     // Drained, not buffered: the client still gets its 413 on a connection that stays usable.
@@ -81,8 +81,9 @@ function readBodyText(request: IncomingMessage): Promise<string> {
         refuse(createInvalidUtf8Error());
         return;
       }
+      const bytes = size;
       stop();
-      resolve(body);
+      resolve({ text: body, bytes });
     };
     const onError = (error: Error): void => {
       stop();
@@ -118,7 +119,9 @@ export function createResponsesFastPath(dependencies: ResponsesFastPathDependenc
   const serve = async (request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Promise<void> => {
     // No local holds the parsed body: the exchange drops it once lowered, and a 10 MB history must
     // not stay reachable from this frame until the answer ends.
-    await dependencies.runExchange(parseBody(await readBodyText(request)), request, response, locals);
+    const read = await readBodyText(request);
+    locals.requestBytes = read.bytes;
+    await dependencies.runExchange(parseBody(read.text), request, response, locals);
   };
   return (request, response) => {
     if (!isPlainJsonResponsesPost(request)) return false;

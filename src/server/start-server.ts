@@ -82,9 +82,9 @@ function createFailureReporter(logger: Logger, backendUrl: string, getSecrets: (
   const say = (line: string): void => logger.warn(redactSecrets(line, getSecrets()));
   return (event) => {
     if (event.type === 'exchange-end' && event.outcome === 'failed') {
-      say(`exchange ${event.exchangeId} failed: HTTP ${event.httpStatus} ${event.error?.code ?? 'error'}: ${event.error?.message ?? 'no reason given'} (backend ${backendUrl})`);
+      say(`exchange ${event.exchangeId} (${event.roundTrip.text}) failed: HTTP ${event.httpStatus} ${event.error?.code ?? 'error'}: ${event.error?.message ?? 'no reason given'} (backend ${backendUrl})`);
     } else if (event.type === 'exchange-rejected') {
-      say(`request ${event.exchangeId} refused: HTTP ${event.httpStatus} ${event.error.code ?? 'error'}: ${event.error.message}`);
+      say(`request ${event.exchangeId}${event.roundTrip ? ` (${event.roundTrip.text})` : ''} refused: HTTP ${event.httpStatus} ${event.error.code ?? 'error'}: ${event.error.message}`);
     }
   };
 }

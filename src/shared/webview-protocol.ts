@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import type { RoundTripKind, RoundTripLabel } from '../core/round-trip-label.ts';
+
+/** Re-exported for the webview, which may import only this protocol (and only its types). */
+export type { RoundTripKind, RoundTripLabel };
 import type { ExchangeOutcome } from '../core/traffic-event.ts';
 import type { WarningKind } from '../core/warnings.ts';
 
@@ -29,6 +33,8 @@ export interface ExchangeSummary {
   sequence: number;
   /** ISO time the request arrived. */
   startedAt: string;
+  /** What the round trip is for Codex: a turn, a compaction, or a sub-agent's turn (with its agent name). */
+  roundTrip: RoundTripLabel;
   /** Model name Codex asked for. */
   model: string;
   /** Model name sent to the backend (differs when the model setting overrides it). */

@@ -20,6 +20,32 @@ export const DEFAULT_PROVIDER_DISPLAY_NAME = 'Freeform Bridge';
 /** Codex 0.171 refuses a user table with these ids: "Built-in providers cannot be overridden". */
 const RESERVED_PROVIDER_IDS = new Set(['openai', 'ollama', 'lmstudio']);
 
+/**
+ * Codex treats a provider with one of these ids (any case) as OpenAI's own service: it asks for
+ * remote compaction (a `compaction_trigger` item) and fails the turn when the answer lacks OpenAI's
+ * `compaction` item, which no Chat Completions backend can produce.
+ */
+const OPENAI_TREATED_PROVIDER_IDS = new Set(['openai', 'azure']);
+
+/** Base URL fragments that make Codex treat a provider as Azure OpenAI, with the same consequence. */
+export const AZURE_URL_MARKERS: readonly string[] = ['openai.azure.', 'cognitiveservices.azure.', 'aoai.azure.', 'azure-api.', 'azurefd.', 'windows.net/openai'];
+
+/** The Azure marker in `baseUrl` (case-insensitive), or null. */
+export function findAzureUrlMarker(baseUrl: string): string | null {
+  const lower = baseUrl.toLowerCase();
+  return AZURE_URL_MARKERS.find((marker) => lower.includes(marker)) ?? null;
+}
+
+/**
+ * A warning for a base URL Codex would take for Azure OpenAI, or null. A warning, not an error: a
+ * bridge may sit behind such a gateway name on purpose, and the user decides.
+ */
+export function describeAzureUrlRisk(baseUrl: string): string | null {
+  const marker = findAzureUrlMarker(baseUrl);
+  if (marker === null) return null;
+  return `the base URL ${baseUrl} contains '${marker}', so Codex will treat this provider as Azure OpenAI and ask for remote compaction, which the bridge cannot answer (long sessions then fail with "remote compaction v2 expected exactly one compaction output item"); point Codex at the bridge's own address (http://127.0.0.1:PORT/v1) instead`;
+}
+
 const NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
 const MAXIMUM_NAME_LENGTH = 64;
 
@@ -85,6 +111,12 @@ export function validateCodexProfileOptions(options: CodexProfileOptions): Codex
   if (!NAME_PATTERN.test(providerId) || providerId.length > MAXIMUM_NAME_LENGTH + DEFAULT_CODEX_PROFILE.length + 1) {
     throw new InvalidRequestError(`provider id '${providerId}' is not allowed: use letters, digits, '-' or '_'`, { param: 'providerId' });
   }
+  if (OPENAI_TREATED_PROVIDER_IDS.has(providerId.toLowerCase())) {
+    throw new InvalidRequestError(
+      `provider id '${providerId}' is not allowed: Codex treats a provider named '${providerId.toLowerCase()}' (in any case) as OpenAI's own service and asks it for remote compaction, which the bridge cannot answer; choose another id`,
+      { param: 'providerId' },
+    );
+  }
   if (RESERVED_PROVIDER_IDS.has(providerId)) {
     throw new InvalidRequestError(`provider id '${providerId}' is reserved by Codex for its built-in provider; choose another`, { param: 'providerId' });
   }
@@ -103,9 +135,9 @@ export function validateCodexProfileOptions(options: CodexProfileOptions): Codex
   if (displayName.trim() === '' || hasControlCharacter(displayName)) {
     throw new InvalidRequestError('the provider display name must be non-empty, without control characters', { param: 'displayName' });
   }
-  if (displayName.trim().toLowerCase() === 'openai') {
-    // codex-wire.md §3: that name switches on OpenAI-only code paths in Codex.
-    throw new InvalidRequestError("the provider display name must not be 'OpenAI'", { param: 'displayName' });
+  if (OPENAI_TREATED_PROVIDER_IDS.has(displayName.trim().toLowerCase())) {
+    // Codex matches the provider's name as well as its id: 'OpenAI' or 'Azure' switch on OpenAI-only code paths.
+    throw new InvalidRequestError(`the provider display name must not be '${displayName.trim()}': Codex treats such a provider as OpenAI's own service`, { param: 'displayName' });
   }
   return { ...options, baseUrl, displayName };
 }

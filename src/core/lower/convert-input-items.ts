@@ -3,6 +3,7 @@ import type { ChatContentPart, ChatMessage, ChatToolCall } from '../chat/chat-co
 import { InvalidRequestError, UnsupportedFeatureError } from '../errors.ts';
 import { isPlainObject, parseJson } from '../parse-json.ts';
 import {
+  COMPACTION_RECORD_ITEM_TYPES,
   HOSTED_CALL_ITEM_TYPES,
   type ResponsesContentPart,
   type ResponsesInputItem,
@@ -80,7 +81,35 @@ function describePartType(part: ResponsesContentPart): string {
   return part.type === 'unknown' ? part.originalType : part.type;
 }
 
+type EncryptedContentPart = Extract<ResponsesContentPart, { type: 'encrypted_content' }>;
+
+/** Fernet tokens (what OpenAI seals `encrypted_content` with) start with version byte 0x80: `gAAAAA` in base64url. */
+const FERNET_TOKEN = /^gAAAAA[A-Za-z0-9_=-]+$/;
+/** A long run of base64 alphabet with no space or line break is a blob, not a sentence a model wrote. */
+const LONG_BASE64_RUN = /^[A-Za-z0-9+/_=-]{80,}$/;
+/** C0 controls other than TAB, LF and CR (and DEL) never occur in text Codex writes. */
+function hasBinaryControl(text: string): boolean {
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || code === 0x7f) return true;
+  }
+  return false;
+}
+
+/**
+ * The text of an `encrypted_content` part when it is plain text, else null. Toward a custom
+ * provider Codex puts the plain task or answer there; a sealed OpenAI payload only OpenAI can open,
+ * and passing it on would feed the model a meaningless blob.
+ */
+export function readPlainEncryptedContent(part: EncryptedContentPart): string | null {
+  const text = part.encrypted_content;
+  if (typeof text !== 'string') return null;
+  if (FERNET_TOKEN.test(text) || LONG_BASE64_RUN.test(text) || hasBinaryControl(text)) return null;
+  return text;
+}
+
 function createPlaceholder(part: ResponsesContentPart): string {
+  if (part.type === 'encrypted_content') return '[encrypted content omitted: it is not plain text, and only the service that sealed it can read it]';
   if (part.type === 'input_file') {
     const name = typeof part.filename === 'string' && part.filename !== '' ? ` '${part.filename}'` : '';
     return `[file${name} omitted: the backend cannot receive files]`;
@@ -101,12 +130,26 @@ function warnUnsupportedPart(context: ConversionContext, path: string, part: Res
   );
 }
 
-function convertImagePart(part: Extract<ResponsesContentPart, { type: 'input_image' }>, path: string): ChatContentPart {
+/**
+ * Chat Completions knows `auto`, `low` and `high`; Codex's `original` (full resolution, feature
+ * `image_detail_original`) is closest to `high`. The warning is shown once per process (see
+ * ONCE_PER_PROCESS_INPUT_WARNINGS): every later request replays the same image.
+ */
+function mapImageDetail(detail: string | null | undefined, path: string, context: ConversionContext): string {
+  if (detail === null || detail === undefined) return 'auto';
+  if (detail !== 'original') return detail;
+  context.warnings.push(
+    createWarning('image_detail_changed', `${path}: image detail 'original' was sent as 'high' (Chat Completions accepts auto, low and high; shown once per process)`),
+  );
+  return 'high';
+}
+
+function convertImagePart(part: Extract<ResponsesContentPart, { type: 'input_image' }>, path: string, context: ConversionContext): ChatContentPart {
   const url = readUrl(part.image_url);
   if (url === '') {
     throw new InvalidRequestError(`${path}: input_image requires a non-empty image_url`, { param: `${path}.image_url` });
   }
-  return { type: 'image_url', image_url: { url, detail: part.detail ?? 'auto' } };
+  return { type: 'image_url', image_url: { url, detail: mapImageDetail(part.detail, `${path}.detail`, context) } };
 }
 
 function convertVideoPart(part: Extract<ResponsesContentPart, { type: 'input_video' }>, path: string): ChatContentPart {
@@ -122,15 +165,25 @@ function readTextParts(content: MessageContent, path: string, context: Conversio
   if (typeof content === 'string') return [content];
   const texts: string[] = [];
   content.forEach((part, partIndex) => {
+    const encrypted = part.type === 'encrypted_content' ? readPlainEncryptedContent(part) : null;
     if (isTextPart(part)) texts.push(part.text);
+    else if (encrypted !== null) texts.push(encrypted);
     // Refusal parts contribute nothing (§3.2); they are not content the model should continue from.
     else if (part.type !== 'refusal') warnUnsupportedPart(context, `${path}.content[${partIndex}]`, part, 'omitted from this text-only message');
   });
   return texts;
 }
 
-/** User content: one plain string when every part is text (several templates mishandle arrays, §3.2). */
-function convertUserContent(content: MessageContent, path: string, context: ConversionContext): string | ChatContentPart[] {
+/**
+ * User content: one plain string when every part is text (several templates mishandle arrays, §3.2).
+ * `joinTexts` joins the text parts of such a message: a line break between parts by default.
+ */
+function convertUserContent(
+  content: MessageContent,
+  path: string,
+  context: ConversionContext,
+  joinTexts: (texts: readonly string[]) => string = (texts) => texts.join('\n'),
+): string | ChatContentPart[] {
   if (typeof content === 'string') return content;
   const parts: ChatContentPart[] = [];
   content.forEach((part, partIndex) => {
@@ -142,11 +195,21 @@ function convertUserContent(content: MessageContent, path: string, context: Conv
         parts.push({ type: 'text', text: part.text });
         break;
       case 'input_image':
-        parts.push(convertImagePart(part, partPath));
+        parts.push(convertImagePart(part, partPath, context));
         break;
       case 'input_video':
         parts.push(convertVideoPart(part, partPath));
         break;
+      case 'encrypted_content': {
+        const text = readPlainEncryptedContent(part);
+        if (text !== null) {
+          parts.push({ type: 'text', text });
+          break;
+        }
+        warnUnsupportedPart(context, partPath, part, 'it is not plain text; a text placeholder was sent instead');
+        parts.push({ type: 'text', text: createPlaceholder(part) });
+        break;
+      }
       case 'input_file':
       case 'unknown':
         warnUnsupportedPart(context, partPath, part, 'a text placeholder was sent instead');
@@ -160,7 +223,7 @@ function convertUserContent(content: MessageContent, path: string, context: Conv
       }
     }
   });
-  if (parts.every((part) => part.type === 'text')) return parts.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+  if (parts.every((part) => part.type === 'text')) return joinTexts(parts.map((part) => (part.type === 'text' ? part.text : '')));
   return parts;
 }
 
@@ -185,8 +248,18 @@ function convertToolOutput(output: ResponsesToolOutput, callId: string, path: st
       case 'text':
         segments.push(part.text);
         break;
+      case 'encrypted_content': {
+        const text = readPlainEncryptedContent(part);
+        if (text !== null) {
+          segments.push(text);
+          break;
+        }
+        warnUnsupportedPart(context, partPath, part, 'it is not plain text; a text placeholder was sent instead', callId);
+        segments.push(createPlaceholder(part));
+        break;
+      }
       case 'input_image': {
-        const image = convertImagePart(part, partPath);
+        const image = convertImagePart(part, partPath, context);
         imageNumber += 1;
         const mode = context.options.toolOutputImages;
         switch (mode) {
@@ -317,6 +390,17 @@ function convertLaterInstruction(item: ResponsesMessageItem & { role: 'system' |
   }
 }
 
+// ---------- items with no Chat representation ----------
+
+function describeDroppedItem(kind: string, path: string): string {
+  if (HOSTED_CALL_ITEM_TYPES.has(kind)) return `${path}: '${kind}' is a hosted-tool record with no Chat Completions representation; dropped`;
+  if (COMPACTION_RECORD_ITEM_TYPES.has(kind)) {
+    return `${path}: '${kind}' is a record of a remote compaction, readable only by OpenAI's service; dropped (with local compaction the summary arrives as a user message)`;
+  }
+  if (kind === 'other') return `${path}: an item Codex itself did not recognise (type 'other'); dropped`;
+  return `${path}: unknown input item type '${kind}'; dropped`;
+}
+
 // ---------- the converter ----------
 
 /**
@@ -438,6 +522,20 @@ export function convertInputItems(
       case 'additional_tools':
         // Hoisted before conversion; nothing stays in the message list.
         break;
+      case 'agent_message':
+        // A task handed to a sub-agent, or a sub-agent's answer: to the model that reads it, it is the
+        // user speaking. Dropped, the child would start with no task and the parent never hear back.
+        // Its parts are written to be concatenated ("…Payload:\n" + the task), like tool output parts.
+        pushMessage({ role: 'user', content: convertUserContent(item.content, path, context, joinToolOutputText) });
+        break;
+      case 'configuration_update':
+        // Applied to the request's reasoning effort by apply-configuration-updates.ts, which warns.
+        break;
+      case 'compaction_trigger':
+        throw new UnsupportedFeatureError(
+          `${path}: compaction_trigger asks for remote compaction, which needs OpenAI's service; a Chat Completions backend cannot answer it. Codex asks for it only when the provider's id or name is 'openai' or 'azure' (any case) or its base URL looks like Azure: give the provider another id and name (freeform-bridge codex-config does) and Codex compacts locally`,
+          path,
+        );
       case 'item_reference':
         throw new UnsupportedFeatureError(
           `${path}: item_reference${item.id ? ` '${item.id}'` : ''} cannot be resolved: the bridge keeps no response store, so send the full item instead`,
@@ -445,9 +543,7 @@ export function convertInputItems(
         );
       case 'unknown': {
         const kind = item.originalType;
-        const detail = HOSTED_CALL_ITEM_TYPES.has(kind)
-          ? `${path}: '${kind}' is a hosted-tool record with no Chat Completions representation; dropped`
-          : `${path}: unknown input item type '${kind}'; dropped`;
+        const detail = describeDroppedItem(kind, path);
         const callId = item.value['call_id'];
         context.warnings.push(
           createWarning('unknown_item_dropped', detail, { callId: typeof callId === 'string' ? callId : null, raw: JSON.stringify(item.value) }),

@@ -73,7 +73,7 @@ function convertResponseFormat(request: ResponsesRequest, warnings: PendingWarni
  * `prompt_cache_key`, `client_metadata`, `text.verbosity`, `reasoning.summary` …) are accepted
  * and not forwarded; `chat_template_kwargs` is never invented (Mistral-tokenizer vLLM rejects it).
  */
-export function convertRequestFields(request: ResponsesRequest, options: BridgeOptions): ConvertRequestFieldsResult {
+export function convertRequestFields(request: ResponsesRequest, options: BridgeOptions, reasoningEffortOverride: string | null = null): ConvertRequestFieldsResult {
   const warnings: PendingWarning[] = [];
   const value: ChatRequestFields = {};
   // Codex never sends max_output_tokens; none is invented, so vLLM uses the remaining context.
@@ -81,7 +81,8 @@ export function convertRequestFields(request: ResponsesRequest, options: BridgeO
   if (typeof request.temperature === 'number') value.temperature = request.temperature;
   if (typeof request.top_p === 'number') value.top_p = request.top_p;
 
-  const effort = request.reasoning?.effort;
+  // A `configuration_update` in the history wins over the request's own effort (apply-configuration-updates.ts).
+  const effort = reasoningEffortOverride ?? request.reasoning?.effort;
   if (typeof effort === 'string') {
     const mapped = mapReasoningEffort(effort, options.reasoningEffort);
     if (mapped !== null) value.reasoning_effort = mapped;
@@ -89,7 +90,7 @@ export function convertRequestFields(request: ResponsesRequest, options: BridgeO
       const outcome = mapped === null ? 'was not sent' : `was sent as '${mapped}'`;
       warnings.push(
         createPendingWarning(
-          createWarning('reasoning_effort_changed', `reasoning.effort '${effort}' ${outcome} (reasoningEffort: ${options.reasoningEffort})`),
+          createWarning('reasoning_effort_changed', `${reasoningEffortOverride === null ? 'reasoning.effort' : 'the reasoning effort of configuration_update'} '${effort}' ${outcome} (reasoningEffort: ${options.reasoningEffort})`),
           // Codex sends the same effort on every request; the setting is deliberate, so once is enough.
           { key: `reasoning_effort_changed:${effort}`, fingerprint: `${options.reasoningEffort}:${mapped ?? ''}` },
         ),

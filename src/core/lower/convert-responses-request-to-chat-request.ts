@@ -6,6 +6,7 @@ import { renderGrammarExample } from '../grammar/render-grammar-example.ts';
 import { parseResponsesRequest } from '../responses/responses-request.ts';
 import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
 import type { BridgeWarning, WarningLedger } from '../warnings.ts';
+import { applyConfigurationUpdates } from './apply-configuration-updates.ts';
 import { convertInputItems } from './convert-input-items.ts';
 import { convertRequestFields } from './convert-request-fields.ts';
 import { hoistAdditionalTools, type IndexedInputItem } from './hoist-additional-tools.ts';
@@ -43,6 +44,12 @@ function listInputItems(input: ReturnType<typeof parseResponsesRequest>['input']
   if (typeof input === 'string') return [{ item: { type: 'message', role: 'user', content: input }, index: 0 }];
   return input.map((item, index) => ({ item, index }));
 }
+
+/**
+ * Input warnings that would repeat on every later request of a session (the history replays the
+ * same item), and whose outcome never varies: shown once per process.
+ */
+const ONCE_PER_PROCESS_INPUT_WARNINGS: ReadonlySet<BridgeWarning['kind']> = new Set(['image_detail_changed']);
 
 function deselect(record: LoweredToolRecord): LoweredToolRecord {
   return { ...record, disposition: 'dropped', wireName: null, reason: 'not selected by tool_choice', chatTool: null, mapEntry: null };
@@ -92,7 +99,8 @@ export function convertResponsesRequestToChatRequest(
     options,
   });
   const messages = convertInputItems(hoisted.items, request.instructions, options);
-  const fields = convertRequestFields(request, options);
+  const configuration = applyConfigurationUpdates(hoisted.items, request.reasoning?.effort ?? null, request.prompt_cache_key ?? null);
+  const fields = convertRequestFields(request, options, configuration.reasoningEffort);
 
   const selected = toolChoice.value.selectedWireNames;
   const records = loweredTools.value.map((record) =>
@@ -123,7 +131,8 @@ export function convertResponsesRequestToChatRequest(
     [
       ...loweredTools.warnings,
       ...toolChoice.warnings.map((warning) => createPendingWarning(warning)),
-      ...messages.warnings.map((warning) => createPendingWarning(warning)),
+      ...messages.warnings.map((warning) => createPendingWarning(warning, ONCE_PER_PROCESS_INPUT_WARNINGS.has(warning.kind) ? { key: warning.kind, fingerprint: '' } : null)),
+      ...configuration.warnings,
       ...fields.warnings,
     ],
     ledger,

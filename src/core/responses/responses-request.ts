@@ -73,6 +73,16 @@ const refusalPartSchema = z.looseObject({
   type: z.literal('refusal'),
 });
 
+/**
+ * Codex's sealed payload (a multi-agent task, a tool result). Toward a custom provider Codex writes
+ * it as plain text; an OpenAI-encrypted blob cannot be read by any other backend. Not checked here:
+ * the converter decides, so it can name the part in its warning.
+ */
+const encryptedContentPartSchema = z.looseObject({
+  type: z.literal('encrypted_content'),
+  encrypted_content: z.unknown(),
+});
+
 const KNOWN_CONTENT_PART_TYPES: ReadonlySet<string> = new Set([
   'input_text',
   'output_text',
@@ -81,13 +91,14 @@ const KNOWN_CONTENT_PART_TYPES: ReadonlySet<string> = new Set([
   'input_video',
   'input_file',
   'refusal',
+  'encrypted_content',
 ]);
 
 export const responsesContentPartSchema = z.preprocess(
   createKindNormaliser(KNOWN_CONTENT_PART_TYPES, 'unknown'),
   z.discriminatedUnion(
     'type',
-    [textPartSchema, inputImagePartSchema, inputVideoPartSchema, inputFilePartSchema, refusalPartSchema, unknownKindSchema],
+    [textPartSchema, inputImagePartSchema, inputVideoPartSchema, inputFilePartSchema, refusalPartSchema, encryptedContentPartSchema, unknownKindSchema],
     { error: 'a content part needs a string `type`' },
   ),
 );
@@ -239,6 +250,29 @@ const itemReferenceItemSchema = z.looseObject({
   id: z.string().nullish(),
 });
 
+/**
+ * A message between agents of a multi-agent session (`--enable multi_agent_v2`): a child's task,
+ * or a child's answer to its parent. `author` and `recipient` are agent paths (`/root`,
+ * `/root/calc`); the content parts say the rest.
+ */
+const agentMessageItemSchema = z.looseObject({
+  type: z.literal('agent_message'),
+  author: z.string().nullish(),
+  recipient: z.string().nullish(),
+  content: z.array(responsesContentPartSchema),
+});
+
+/** Changes a setting mid-conversation; only the reasoning effort has a Chat equivalent. */
+const configurationUpdateItemSchema = z.looseObject({
+  type: z.literal('configuration_update'),
+  reasoning: z.looseObject({ effort: z.string().nullish() }).nullish(),
+});
+
+/** Asks an OpenAI-hosted backend to compact the history server side (remote compaction). */
+const compactionTriggerItemSchema = z.looseObject({
+  type: z.literal('compaction_trigger'),
+});
+
 const KNOWN_INPUT_ITEM_TYPES: ReadonlySet<string> = new Set([
   'message',
   'reasoning',
@@ -248,6 +282,9 @@ const KNOWN_INPUT_ITEM_TYPES: ReadonlySet<string> = new Set([
   'custom_tool_call_output',
   'additional_tools',
   'item_reference',
+  'agent_message',
+  'configuration_update',
+  'compaction_trigger',
 ]);
 
 /**
@@ -273,8 +310,14 @@ export const HOSTED_CALL_ITEM_TYPES: ReadonlySet<string> = new Set([
   'code_interpreter_call',
   'tool_search_call',
   'tool_search_output',
-  'compaction',
 ]);
+
+/**
+ * Records of a remote (server-side) compaction: an opaque summary only OpenAI's service can read,
+ * and the marker of where it happened. They reach the converter as `unknown` items; this list only
+ * sharpens the warning text.
+ */
+export const COMPACTION_RECORD_ITEM_TYPES: ReadonlySet<string> = new Set(['compaction', 'context_compaction']);
 
 export const responsesInputItemSchema = z.preprocess(
   createKindNormaliser(KNOWN_INPUT_ITEM_TYPES, 'unknown', { defaultType: 'message', defaultWhenKey: 'role' }),
@@ -289,6 +332,9 @@ export const responsesInputItemSchema = z.preprocess(
       customToolCallOutputItemSchema,
       additionalToolsItemSchema,
       itemReferenceItemSchema,
+      agentMessageItemSchema,
+      configurationUpdateItemSchema,
+      compactionTriggerItemSchema,
       unknownKindSchema,
     ],
     { error: 'an input item needs a string `type` (or a `role`, for a message)' },

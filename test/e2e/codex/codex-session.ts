@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ChatFunctionTool, ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
 import type { CodexToolSurface } from '../../../src/core/codex-config/render-codex-config.ts';
-import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
+import type { RoundTripLabel } from '../../../src/core/round-trip-label.ts';
+import type { ExchangeStartEvent, TrafficEvent } from '../../../src/core/traffic-event.ts';
 import { applyCodexConfigWrite, planCodexConfigWrite } from '../../../src/server/codex-config-file.ts';
 import { startBridgeServer, type BridgeServerConfig, type RunningBridge } from '../../../src/server/start-server.ts';
 import {
@@ -429,4 +430,22 @@ const EXPECTED_SESSION_WARNINGS = new Set(['hosted_tool_dropped', 'grammar_not_e
 
 export function unexpectedWarnings(traffic: readonly TrafficEvent[]): ReturnType<typeof trafficWarnings> {
   return trafficWarnings(traffic).filter((warning) => !EXPECTED_SESSION_WARNINGS.has(warning.kind));
+}
+
+/**
+ * The exchange that sent this backend request: the bridge sends its lowered request as
+ * `JSON.stringify` writes it, so the bytes the mock received name the exchange. The start event is
+ * emitted before the backend is called, so a responder can ask while it answers.
+ */
+export function exchangeStartOf(traffic: readonly TrafficEvent[], request: RecordedRequest): ExchangeStartEvent | null {
+  for (let index = traffic.length - 1; index >= 0; index -= 1) {
+    const event = traffic[index];
+    if (event?.type === 'exchange-start' && JSON.stringify(event.loweredRequest) === request.rawBody) return event;
+  }
+  return null;
+}
+
+/** What the round trip behind this backend request is for Codex (from its `x-codex-turn-metadata`). */
+export function roundTripOf(traffic: readonly TrafficEvent[], request: RecordedRequest): RoundTripLabel | null {
+  return exchangeStartOf(traffic, request)?.roundTrip ?? null;
 }

@@ -54,6 +54,20 @@ describe('freeform-bridge codex-config', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  it('warns about a base URL Codex would take for Azure, and derives a provider id that is never openai or azure', async () => {
+    const home = scratchHome();
+    const azure = await run(['--base-url', 'https://mine.openai.azure.com/v1', '--model', 'qwen3-coder', '--offline', '--codex-home', home, '--profile', 'azure']);
+    assert.equal(azure.code, 0, azure.stderr);
+    assert.match(azure.stderr, /warning: the base URL https:\/\/mine\.openai\.azure\.com\/v1 contains 'openai\.azure\.', so Codex will treat this provider as Azure OpenAI/);
+    const written = readFileSync(join(home, 'azure.config.toml'), 'utf8');
+    assert.match(written, /^model_provider = "freeform-bridge-azure"$/m);
+    assert.match(written, /^\[model_providers\.freeform-bridge-azure\]$/m);
+    const loopback = await run([...BASE, '--codex-home', home, '--profile', 'OpenAI']);
+    assert.equal(loopback.code, 0, loopback.stderr);
+    assert.doesNotMatch(loopback.stderr, /Azure/);
+    assert.match(readFileSync(join(home, 'OpenAI.config.toml'), 'utf8'), /^model_provider = "freeform-bridge-OpenAI"$/m);
+  });
+
   it('exits 2 with a clear message on bad options', async () => {
     const home = scratchHome();
     const cases: Array<[string[], RegExp, NodeJS.ProcessEnv?]> = [

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { isPlainJsonResponsesPost } from '../../../src/server/responses-fast-path.ts';
 import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { sendRawHttpRequest, type RawHttpResponse } from '../../support/raw-http.ts';
@@ -115,6 +116,72 @@ describe('POST /v1/responses: fast path and Express answer alike', () => {
     const refused = await sendRawHttpRequest(bridge.url, { path: FAST, headers, body: bad });
     assert.equal(refused.status, 400, refused.text);
     assert.equal(JSON.parse(refused.text).error.code, 'invalid_utf8');
+  });
+
+  it('records the real size of the request, sent chunked (no Content-Length) or compressed, and its round-trip label', async () => {
+    const body = JSON.stringify({ model: 'qwen3-coder', input: [{ role: 'user', content: 'one ✓' }, { role: 'user', content: 'two' }], stream: false });
+    const size = Buffer.byteLength(body);
+    const metadata = JSON.stringify({ request_kind: 'turn', thread_source: 'subagent', agent_name: '/root/calc' });
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, 'x-codex-turn-metadata': metadata };
+    const pieces = [body.slice(0, 10), body.slice(10)];
+    const sent = [
+      { path: FAST, headers, body: pieces },
+      { path: EXPRESS, headers, body: pieces },
+      { path: FAST, headers: { ...headers, 'content-encoding': 'gzip' }, body: gzipSync(body) },
+    ];
+    const startsBefore = bridge.traffic.filter((event) => event.type === 'exchange-start').length;
+    for (const request of sent) {
+      backend.setHandlers(answerWithText('sized'));
+      const answer = await sendRawHttpRequest(bridge.url, request);
+      assert.equal(answer.status, 200, answer.text);
+    }
+    const starts = bridge.traffic.filter((event) => event.type === 'exchange-start').slice(startsBefore);
+    const ends = bridge.traffic.filter((event) => event.type === 'exchange-end').slice(-3);
+    const label = { kind: 'subagent', agentName: '/root/calc', text: 'sub-agent /root/calc' };
+    assert.deepEqual(
+      starts.map((event) => [event.type === 'exchange-start' ? event.requestBytes : null, event.type === 'exchange-start' ? event.inputItems : null, event.type === 'exchange-start' ? event.roundTrip : null]),
+      [
+        [size, 2, label],
+        [size, 2, label],
+        [size, 2, label],
+      ],
+    );
+    assert.deepEqual(
+      ends.map((event) => (event.type === 'exchange-end' ? event.roundTrip : null)),
+      [label, label, label],
+    );
+  });
+
+  it('labels a request refused by lowering too (remote compaction asked of a Chat backend)', async () => {
+    const body = JSON.stringify({ model: 'qwen3-coder', input: [{ role: 'user', content: 'hi' }, { type: 'compaction_trigger' }] });
+    const rejectedBefore = bridge.traffic.filter((event) => event.type === 'exchange-rejected').length;
+    const { fast, express } = await sendBoth(body, { 'x-codex-turn-metadata': JSON.stringify({ request_kind: 'compaction', agent_name: '/root', thread_source: 'user' }) });
+    for (const answer of [fast, express]) {
+      assert.equal(answer.status, 400, answer.text);
+      assert.equal(JSON.parse(answer.text).error.code, 'unsupported_feature');
+    }
+    const rejected = bridge.traffic.filter((event) => event.type === 'exchange-rejected').slice(rejectedBefore);
+    assert.deepEqual(
+      rejected.map((event) => (event.type === 'exchange-rejected' ? event.roundTrip : null)),
+      [
+        { kind: 'compaction', agentName: '/root', text: 'compaction' },
+        { kind: 'compaction', agentName: '/root', text: 'compaction' },
+      ],
+    );
+  });
+
+  it('answers a WebSocket upgrade of GET /v1/responses with 426, so Codex falls back to HTTP at once', async () => {
+    const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', authorization: `Bearer ${TOKEN}` };
+    for (const path of [FAST, '/v1/responses?client=codex']) {
+      const answer = await sendRawHttpRequest(bridge.url, { method: 'GET', path, headers: upgrade });
+      assert.equal(answer.status, 426, answer.text);
+      assert.deepEqual(JSON.parse(answer.text).error.code, 'websocket_not_supported');
+      assert.match(JSON.parse(answer.text).error.message, /POST \/v1\/responses/);
+    }
+    const plainGet = await sendRawHttpRequest(bridge.url, { method: 'GET', path: FAST, headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(plainGet.status, 404, 'a GET without an upgrade is no WebSocket attempt');
+    const unauthorised = await sendRawHttpRequest(bridge.url, { method: 'GET', path: FAST, headers: { ...upgrade, authorization: '' } });
+    assert.equal(unauthorised.status, 401, 'the token check comes first');
   });
 
   it('takes only plain JSON posts to /v1/responses; everything else is left to Express', () => {

@@ -4,7 +4,10 @@ import fc from 'fast-check';
 import { parse as parseToml } from 'smol-toml';
 import {
   applyTomlEditsToData,
+  AZURE_URL_MARKERS,
   createCodexProfileEdits,
+  describeAzureUrlRisk,
+  findAzureUrlMarker,
   createMakeDefaultEdits,
   editTomlText,
   providerIdForProfile,
@@ -147,6 +150,31 @@ describe('validateCodexProfileOptions', () => {
     assertInvalid(() => validateCodexProfileOptions(options({ contextWindow: 1.5 })), /context window/);
     assertInvalid(() => validateCodexProfileOptions(options({ providerId: 'ollama' })), /reserved/);
     assertInvalid(() => validateCodexProfileOptions(options({ displayName: 'OpenAI' })), /OpenAI/);
+  });
+  it('never takes a provider id or name Codex treats as OpenAI or Azure, in any case', () => {
+    for (const providerId of ['openai', 'OpenAI', 'OPENAI', 'azure', 'Azure', 'AZURE']) {
+      assertInvalid(() => validateCodexProfileOptions(options({ providerId })), /Codex treats a provider named '(openai|azure)' \(in any case\) as OpenAI's own service/);
+    }
+    for (const displayName of ['openai', 'Azure', ' AZURE ']) assertInvalid(() => validateCodexProfileOptions(options({ displayName })), /Codex treats such a provider as OpenAI's own service/);
+    assert.equal(validateCodexProfileOptions(options({ providerId: 'freeform-bridge-azure' })).providerId, 'freeform-bridge-azure');
+    assert.equal(providerIdForProfile('azure'), 'freeform-bridge-azure');
+    assert.equal(providerIdForProfile('OpenAI'), 'freeform-bridge-OpenAI');
+  });
+  it('finds the base URL markers that make Codex treat a provider as Azure', () => {
+    const cases: Array<[string, string | null]> = [
+      ['https://mine.openai.azure.com/openai/v1', 'openai.azure.'],
+      ['https://x.CognitiveServices.Azure.com/v1', 'cognitiveservices.azure.'],
+      ['https://x.aoai.azure.com/v1', 'aoai.azure.'],
+      ['https://gateway.azure-api.net/v1', 'azure-api.'],
+      ['https://edge.azurefd.net/v1', 'azurefd.'],
+      ['https://acct.blob.core.windows.net/openai/v1', 'windows.net/openai'],
+      ['http://127.0.0.1:18080/v1', null],
+      ['https://azure-bridge.example.com/v1', null],
+    ];
+    for (const [url, marker] of cases) assert.equal(findAzureUrlMarker(url), marker, url);
+    assert.deepEqual([...AZURE_URL_MARKERS], ['openai.azure.', 'cognitiveservices.azure.', 'aoai.azure.', 'azure-api.', 'azurefd.', 'windows.net/openai']);
+    assert.match(describeAzureUrlRisk('https://mine.openai.azure.com/v1') ?? '', /contains 'openai\.azure\.', so Codex will treat this provider as Azure OpenAI and ask for remote compaction/);
+    assert.equal(describeAzureUrlRisk('http://127.0.0.1:18080/v1'), null);
   });
   it('derives provider ids that never collide with Codex built-ins', () => {
     assert.equal(providerIdForProfile('freeform-bridge'), 'freeform-bridge');

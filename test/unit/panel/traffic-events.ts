@@ -4,8 +4,11 @@
  */
 import type { ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
 import type { ResponsesOutputItem } from '../../../src/core/responses/responses-output.ts';
+import type { RoundTripLabel } from '../../../src/core/round-trip-label.ts';
 import type { ExchangeDeltaEvent, ExchangeEndEvent, ExchangeStartEvent } from '../../../src/core/traffic-event.ts';
 import type { BridgeWarning } from '../../../src/core/warnings.ts';
+
+export const TURN: RoundTripLabel = { kind: 'turn', agentName: '/root', text: 'turn' };
 
 export const HTML_PAYLOAD = '*** Begin Patch\n*** Update File: x.html\n<img src=x onerror=alert(1)><script>alert(2)</script>\n*** End Patch';
 
@@ -36,6 +39,7 @@ export function startEvent(exchangeId: string, loweredRequest: ChatRequest = cre
     inputItems: 3,
     requestBytes: 2048,
     loweredRequest,
+    roundTrip: TURN,
   };
 }
 
@@ -59,6 +63,7 @@ export function endEvent(exchangeId: string, output: ResponsesOutputItem[], warn
   return {
     type: 'exchange-end',
     exchangeId,
+    roundTrip: TURN,
     outcome: 'completed',
     httpStatus: 200,
     timings: { upstreamHeadersMs: 40, firstDeltaMs: 120, totalMs: 900 },

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   createInitialState,
   DEFAULT_UI_STATE,
+  KIND_FILTERS,
   reducePanelState,
   restoreUiState,
   selectToolNames,
@@ -19,6 +20,7 @@ function summary(sequence: number, overrides: Partial<ExchangeSummary> = {}): Ex
     id: `resp_${sequence}`,
     sequence,
     startedAt: '2026-11-29T12:00:00.000Z',
+    roundTrip: { kind: 'turn', agentName: '/root', text: 'turn' },
     model: 'qwen3-coder',
     upstreamModel: 'qwen3-coder',
     stream: true,
@@ -143,6 +145,22 @@ describe('panel state: filters, order and search', () => {
     assert.deepEqual(ids(apply(connected(...exchanges), { type: 'filter/status/set', status: 'failed' })), ['resp_2']);
   });
 
+  it('filters by round-trip kind: turns, compactions, sub-agents, unlabelled', () => {
+    const kinds = [
+      summary(1),
+      summary(2, { roundTrip: { kind: 'compaction', agentName: '/root', text: 'compaction' } }),
+      summary(3, { roundTrip: { kind: 'subagent', agentName: '/root/calc', text: 'sub-agent /root/calc' } }),
+      summary(4, { roundTrip: { kind: 'unlabelled', agentName: null, text: 'unlabelled' } }),
+    ];
+    const filtered = (kind: (typeof KIND_FILTERS)[number]): string[] => ids(apply(connected(...kinds), { type: 'filter/kind/set', kind }));
+    assert.deepEqual(filtered('all'), ['resp_4', 'resp_3', 'resp_2', 'resp_1']);
+    assert.deepEqual(filtered('turn'), ['resp_1']);
+    assert.deepEqual(filtered('compaction'), ['resp_2']);
+    assert.deepEqual(filtered('subagent'), ['resp_3']);
+    assert.deepEqual(filtered('unlabelled'), ['resp_4']);
+    assert.deepEqual(KIND_FILTERS, ['all', 'turn', 'compaction', 'subagent', 'unlabelled']);
+  });
+
   it('toggles the order between newest first and newest last', () => {
     const state = apply(connected(...exchanges), { type: 'order/toggle' });
     assert.equal(state.ui.order, 'newest-last');
@@ -210,13 +228,13 @@ describe('panel state: keyboard cursor and selection', () => {
 
 describe('panel state: persisted UI state', () => {
   it('restores what setState stored', () => {
-    const saved = { ...DEFAULT_UI_STATE, order: 'newest-last', warningsOnly: true, toolFilter: 'apply_patch', statusFilter: 'failed', query: 'x', paused: true, selectedId: 'resp_1', activeId: 'resp_1', showWhitespace: false };
+    const saved = { ...DEFAULT_UI_STATE, order: 'newest-last', warningsOnly: true, toolFilter: 'apply_patch', statusFilter: 'failed', kindFilter: 'subagent', query: 'x', paused: true, selectedId: 'resp_1', activeId: 'resp_1', showWhitespace: false };
     assert.deepEqual(restoreUiState(saved), saved);
   });
 
   it('falls back field by field on anything malformed', () => {
     assert.deepEqual(restoreUiState(undefined), DEFAULT_UI_STATE);
     assert.deepEqual(restoreUiState('junk'), DEFAULT_UI_STATE);
-    assert.deepEqual(restoreUiState({ order: 'sideways', statusFilter: 'exploded', selectedId: 7, warningsOnly: 'yes', toolFilter: null }), DEFAULT_UI_STATE);
+    assert.deepEqual(restoreUiState({ order: 'sideways', statusFilter: 'exploded', kindFilter: 'subagents', selectedId: 7, warningsOnly: 'yes', toolFilter: null }), DEFAULT_UI_STATE);
   });
 });

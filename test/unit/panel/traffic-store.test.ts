@@ -29,6 +29,7 @@ describe('TrafficStore: one round trip', () => {
       id: 'resp_1',
       sequence: 1,
       startedAt: '2026-11-29T12:00:00.000Z',
+      roundTrip: { kind: 'turn', agentName: '/root', text: 'turn' },
       model: 'qwen3-coder',
       upstreamModel: 'qwen3-coder',
       stream: true,
@@ -49,6 +50,28 @@ describe('TrafficStore: one round trip', () => {
       loweredRequestBytes: running?.loweredRequestBytes ?? -1,
       bodyRetained: true,
     });
+  });
+
+  it('labels each round trip as Codex did (turn, compaction, a sub-agent by name); a request refused before its body was read is unlabelled; search finds the label', () => {
+    const store = new TrafficStore();
+    const compaction = { kind: 'compaction' as const, agentName: '/root', text: 'compaction' };
+    const child = { kind: 'subagent' as const, agentName: '/root/calc', text: 'sub-agent /root/calc' };
+    store.apply({ ...startEvent('resp_1'), roundTrip: compaction });
+    store.apply({ ...startEvent('resp_2'), roundTrip: child });
+    store.apply({ ...endEvent('resp_2', []), roundTrip: child });
+    store.apply({ type: 'exchange-rejected', exchangeId: 'resp_3', startedAt: '2026-11-29T12:00:00.000Z', httpStatus: 401, error: { code: null, message: 'missing token' } });
+    store.apply({ type: 'exchange-rejected', exchangeId: 'resp_4', startedAt: '2026-11-29T12:00:00.000Z', httpStatus: 400, error: { code: 'unsupported_feature', message: 'remote compaction' }, roundTrip: compaction });
+    assert.deepEqual(
+      store.getSummaries().map((summary) => [summary.id, summary.roundTrip]),
+      [
+        ['resp_1', compaction],
+        ['resp_2', child],
+        ['resp_3', { kind: 'unlabelled', agentName: null, text: 'unlabelled' }],
+        ['resp_4', compaction],
+      ],
+    );
+    assert.deepEqual(store.getDetail('resp_2')?.summary.roundTrip, child);
+    assert.deepEqual(store.search('/root/calc'), ['resp_2']);
   });
 
   it('details every item and warning, linking a warning to what was delivered for its call', () => {
