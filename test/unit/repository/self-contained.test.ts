@@ -17,7 +17,8 @@ const SCANNED_EXTENSIONS = /\.(ts|mts|cts|js|mjs|cjs|sh|json|yaml|yml)$|^run$/;
 
 const OUTSIDE_REFERENCES: ReadonlyArray<{ pattern: RegExp; what: string }> = [
   { pattern: /\.\.[/\\]shared\b/, what: 'the sibling folder ../shared' },
-  { pattern: /['"`]\/(?:work|root|home|Users|mnt|opt\/[a-z-]+\/shared)\//, what: 'an absolute machine path' },
+  // `/root/…` alone is also how Codex names agents (`/root/calc`), so only root's hidden folders count.
+  { pattern: /['"`]\/(?:work|home|Users|mnt)\/|['"`]\/root\/\./, what: 'an absolute machine path' },
   { pattern: /\/shared\/(?:reference|engines)\b/, what: 'the reference pack or engine kit by path' },
 ];
 
@@ -55,6 +56,7 @@ describe('the repository is self-contained', () => {
     assert.equal(findOutsideReferences('KIT=../shared/engines/llama-server npm run test:engine').length, 1);
     assert.equal(findOutsideReferences('cp "/root/.cache/x" .').length, 1);
     assert.deepEqual(findOutsideReferences("const folder = fixturePath('captures');"), []);
+    assert.deepEqual(findOutsideReferences("const agent = { author: '/root/calc' };"), []);
     assert.deepEqual(findOutsideReferences('const kit = process.env.FREEFORM_BRIDGE_ENGINE_KIT;'), []);
     assert.deepEqual(findOutsideReferences('export FREEFORM_BRIDGE_ENGINE_KIT="$PWD/../shared/engines/llama-server"'), []);
   });
