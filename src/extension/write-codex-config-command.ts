@@ -2,14 +2,8 @@ import * as vscode from 'vscode';
 import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/codex-config/render-codex-config.ts';
 import { BridgeError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import {
-  applyCodexConfigWrite,
-  CodexConfigFileError,
-  fetchBackendModels,
-  planCodexConfigWrite,
-  type BackendModel,
-  type CodexConfigWritePlan,
-} from '../server/codex-config-file.ts';
+import { fetchBackendModels, type BackendModel } from '../server/backend-models.ts';
+import { applyCodexConfigWrite, CodexConfigFileError, planCodexConfigWrite, type CodexConfigWritePlan } from '../server/codex-config-file.ts';
 import type { BridgeStatus } from './bridge-controller.ts';
 import type { BridgeSecrets } from './bridge-secrets.ts';
 import { buildCodexCommand, resolveCodexHome } from './codex-command.ts';

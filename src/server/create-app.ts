@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import { InvalidRequestError } from '../core/errors.ts';
 import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES, reportRejectedExchange } from './error-middleware.ts';
+import { CODEX_MODEL_CATALOG_PATH } from '../core/codex-config/render-codex-config.ts';
+import { createModelCatalogHandler } from './model-catalog-route.ts';
 import { createModelsHandler } from './models-route.ts';
 import { rejectDeeplyNestedBody, verifyUtf8Body } from './request-body-checks.ts';
 import { createResponsesExchange, type ExchangeLocals, type ResponsesExchange, type ResponsesExchangeDependencies } from './responses-exchange.ts';
@@ -51,6 +53,7 @@ function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange
     response.json({ status: 'ok', name: 'freeform-bridge', version: dependencies.version, backend: dependencies.upstream.baseUrl });
   });
   app.get('/v1/models', createModelsHandler(dependencies.upstream, dependencies.getSecrets));
+  app.get(CODEX_MODEL_CATALOG_PATH, createModelCatalogHandler(dependencies));
   // Codex resends the whole history on every turn: express's 100 kB default would reject real sessions.
   app.post(
     '/v1/responses',
