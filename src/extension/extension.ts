@@ -9,9 +9,11 @@ import { createOutputChannelLogger } from './output-channel-logger.ts';
 import { changedServerSettings, readBridgeSettings, settingId, SETTINGS_SECTION, type BridgeSettings } from './settings.ts';
 import { renderStatusBarItem } from './status-bar.ts';
 import { TrafficPanel } from './traffic-panel.ts';
-import { registerWriteCodexConfigCommand } from './write-codex-config-command.ts';
+import { registerWriteCodexConfigCommand, type LastCodexConfigWrite } from './write-codex-config-command.ts';
 
 const REMEMBERED_PORT_KEY = 'freeformBridge.rememberedPort';
+/** What the last Write Codex Config wrote: a port change rewrites the same files. */
+const LAST_CODEX_CONFIG_WRITE_KEY = 'freeformBridge.lastCodexConfigWrite';
 
 /**
  * Returned by activate() only when VS Code runs the extension's tests (ExtensionMode.Test): the
@@ -89,7 +91,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
     try {
       const result = await controller.start(settings);
       logger.info(`bridge on ${result.url}, backend ${settings.backendUrl}`);
-      if (result.replacedRememberedPort !== null) void offerConfigRewrite(`Freeform Bridge: port ${result.replacedRememberedPort} is taken by another program, so the bridge now listens on port ${result.port}. A Codex profile written earlier still points at the old port.`, 'warning');
+      if (result.replacedRememberedPort !== null) {
+        const last = context.globalState.get<LastCodexConfigWrite>(LAST_CODEX_CONFIG_WRITE_KEY);
+        const stale = last?.alsoForCodexExtension ? 'config.toml (read by the Codex extension) and the Codex profile written earlier still point' : 'A Codex profile written earlier still points';
+        void offerConfigRewrite(`Freeform Bridge: port ${result.replacedRememberedPort} is taken by another program, so the bridge now listens on port ${result.port}. ${stale} at the old port: rewrite them with one click.`, 'warning');
+      }
       void reportBackendReachability(settings, result, secrets.getBackendApiKey());
       return result;
     } catch (error) {
@@ -147,10 +153,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
     await configuration.update(key, value, target);
   };
 
+  /** One click rewrites what was written last (same model, surface and files), with the diff shown first. */
   const offerConfigRewrite = async (message: string, severity: 'info' | 'warning'): Promise<void> => {
-    const action = 'Write Codex Config';
+    const last = context.globalState.get<LastCodexConfigWrite>(LAST_CODEX_CONFIG_WRITE_KEY);
+    const action = last?.alsoForCodexExtension ? 'Rewrite Codex Config' : 'Write Codex Config';
     const choice = severity === 'warning' ? await vscode.window.showWarningMessage(message, action) : await vscode.window.showInformationMessage(message, action);
-    if (choice) await vscode.commands.executeCommand('freeformBridge.writeCodexConfig');
+    if (!choice) return;
+    await vscode.commands.executeCommand('freeformBridge.writeCodexConfig', last === undefined ? undefined : { model: last.model, toolSurface: last.toolSurface, alsoForCodexExtension: last.alsoForCodexExtension });
   };
 
   const reportBackendReachability = async (settings: BridgeSettings, result: StartResult, apiKey: string | null): Promise<void> => {
@@ -256,6 +265,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
       logger,
       secrets,
       extensionMode: context.extensionMode,
+      lastWriteMemory: {
+        get: () => context.globalState.get<LastCodexConfigWrite>(LAST_CODEX_CONFIG_WRITE_KEY),
+        set: (value) => context.globalState.update(LAST_CODEX_CONFIG_WRITE_KEY, value),
+      },
       ensureRunning: async () => {
         const status = controller.getStatus();
         if (status.kind === 'on') return status;
