@@ -85,12 +85,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
   });
   context.subscriptions.push(trafficPanel);
   context.subscriptions.push(watchForBackendFailures(controller));
+  context.subscriptions.push(
+    controller.onDidTakeOver((result) => {
+      if (result.attachedTo !== null) return;
+      logger.info(`took over the shared bridge on ${result.url}`);
+      if (result.replacedRememberedPort !== null) {
+        void offerConfigRewrite(`Freeform Bridge: the window that ran the bridge closed and port ${result.replacedRememberedPort} is now taken by another program, so the bridge listens on port ${result.port}. The Codex config still points at the old port: rewrite it with one click.`, 'warning');
+      }
+    }),
+  );
 
   const startBridge = async (): Promise<StartResult | undefined> => {
     const settings = readBridgeSettings();
     try {
       const result = await controller.start(settings);
-      logger.info(`bridge on ${result.url}, backend ${settings.backendUrl}`);
+      logger.info(result.attachedTo === null ? `bridge on ${result.url}, backend ${settings.backendUrl}` : `using the bridge another VS Code window runs on ${result.url}`);
       if (result.replacedRememberedPort !== null) {
         const last = context.globalState.get<LastCodexConfigWrite>(LAST_CODEX_CONFIG_WRITE_KEY);
         const stale = last?.alsoForCodexExtension ? 'config.toml (read by the Codex extension) and the Codex profile written earlier still point' : 'A Codex profile written earlier still points';
