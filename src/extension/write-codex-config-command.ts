@@ -180,11 +180,19 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
       await dependencies.lastWriteMemory.set({ model: chosenModel.id, toolSurface, alsoForCodexExtension });
       logger.info(`Codex config written: ${result.written.join(', ') || '(permissions only)'}${result.backups.length > 0 ? `; backup ${result.backups.join(', ')}` : ''}`);
       if (alsoForCodexExtension) {
-        // The Codex extension reads config.toml when its window starts: a reload makes it switch.
+        // The Codex extension reads config.toml when its window starts: a reload makes it switch. It
+        // also fetches the catalog then, so the bridge should be running whenever VS Code is.
+        const startWithVsCode = readBridgeSettings().autoStart ? [] : ['Start Bridge with VS Code'];
         void vscode.window
-          .showInformationMessage(`Freeform Bridge: wrote ${result.written.length} file(s) to ${plan.codexHome}. Reload the window so the Codex extension uses the bridge; in a terminal, run "${runCommand}" or plain "codex".`, 'Reload Window', 'Copy Codex Command')
-          .then((choice) => {
-            if (choice === 'Reload Window') void vscode.commands.executeCommand('workbench.action.reloadWindow');
+          .showInformationMessage(
+            `Freeform Bridge: wrote ${result.written.length} file(s) to ${plan.codexHome}. Reload the window so the Codex extension uses the bridge; in a terminal, run "${runCommand}" or plain "codex".`,
+            'Reload Window',
+            ...startWithVsCode,
+            'Copy Codex Command',
+          )
+          .then(async (choice) => {
+            if (choice === 'Start Bridge with VS Code') await vscode.workspace.getConfiguration('freeformBridge').update('autoStart', true, vscode.ConfigurationTarget.Global);
+            if (choice === 'Reload Window' || choice === 'Start Bridge with VS Code') void vscode.commands.executeCommand('workbench.action.reloadWindow');
             else if (choice) void vscode.commands.executeCommand('freeformBridge.copyCodexCommand');
           });
       } else {
