@@ -4,11 +4,12 @@ import { createServer, type Server } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createSilentLogger } from '../../../src/core/logger.ts';
 import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
-import { BridgeController, BridgeStartError, type BridgeStatus, type StartResult } from '../../../src/extension/bridge-controller.ts';
+import { BridgeController, BridgeStartError, type BridgeStatus } from '../../../src/extension/bridge-controller.ts';
 import { buildCodexCommand } from '../../../src/extension/codex-command.ts';
 import { redactSecrets } from '../../../src/extension/output-channel-logger.ts';
 import type { BridgeSettings } from '../../../src/extension/settings.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
+import { createTestWindow } from '../../support/window-controller.ts';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 
 // The controller has no `vscode` import, so its lifecycle rules run here in plain Node; the real
@@ -174,14 +175,10 @@ after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-function createWindow(backend: MockBackend, sharedPortMemory: { port: number | undefined }) {
-  const { controller } = createController(undefined, sharedPortMemory, TOKEN);
-  const traffic: TrafficEvent[] = [];
-  controller.onTraffic((event) => traffic.push(event));
-  const takeOvers: StartResult[] = [];
-  controller.onDidTakeOver((result) => takeOvers.push(result));
-  cleanups.push(() => controller.stop());
-  return { controller, traffic, takeOvers, settings: createSettings({ backendUrl: backend.url }) };
+function createWindow(backend: MockBackend, portMemory: { port: number | undefined }) {
+  const window = createTestWindow({ token: TOKEN, backendUrl: backend.url, portMemory });
+  cleanups.push(() => window.controller.stop());
+  return window;
 }
 
 async function waitFor(what: string, check: () => boolean): Promise<void> {
