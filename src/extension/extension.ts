@@ -288,7 +288,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
     }),
   );
 
-  if (readBridgeSettings().autoStart) void startBridge();
+  // The Codex extension in VS Code fetches the bridge's catalog and sends its turns from the moment its
+  // window starts: while config.toml points it here, the bridge starts with VS Code as with autoStart.
+  const pointedAtByCodexExtension = context.globalState.get<LastCodexConfigWrite>(LAST_CODEX_CONFIG_WRITE_KEY)?.alsoForCodexExtension === true;
+  if (readBridgeSettings().autoStart || pointedAtByCodexExtension) {
+    if (pointedAtByCodexExtension && !readBridgeSettings().autoStart) logger.info('starting the bridge: config.toml points the Codex extension at it (Restore Codex Config ends that)');
+    void startBridge();
+  }
 
   if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
   return {

@@ -180,19 +180,16 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
       await dependencies.lastWriteMemory.set({ model: chosenModel.id, toolSurface, alsoForCodexExtension });
       logger.info(`Codex config written: ${result.written.join(', ') || '(permissions only)'}${result.backups.length > 0 ? `; backup ${result.backups.join(', ')}` : ''}`);
       if (alsoForCodexExtension) {
-        // The Codex extension reads config.toml when its window starts: a reload makes it switch. It
-        // also fetches the catalog then, so the bridge should be running whenever VS Code is.
-        const startWithVsCode = readBridgeSettings().autoStart ? [] : ['Start Bridge with VS Code'];
+        // The Codex extension reads config.toml when its window starts: a reload makes it switch (and
+        // the bridge starts again with the reloaded window, see activate()).
         void vscode.window
           .showInformationMessage(
-            `Freeform Bridge: wrote ${result.written.length} file(s) to ${plan.codexHome}. Reload the window so the Codex extension uses the bridge; in a terminal, run "${runCommand}" or plain "codex".`,
+            `Freeform Bridge: wrote ${result.written.length} file(s) to ${plan.codexHome}. Reload the window so the Codex extension uses the bridge (it starts with VS Code from now on); in a terminal, run "${runCommand}" or plain "codex".`,
             'Reload Window',
-            ...startWithVsCode,
             'Copy Codex Command',
           )
-          .then(async (choice) => {
-            if (choice === 'Start Bridge with VS Code') await vscode.workspace.getConfiguration('freeformBridge').update('autoStart', true, vscode.ConfigurationTarget.Global);
-            if (choice === 'Reload Window' || choice === 'Start Bridge with VS Code') void vscode.commands.executeCommand('workbench.action.reloadWindow');
+          .then((choice) => {
+            if (choice === 'Reload Window') void vscode.commands.executeCommand('workbench.action.reloadWindow');
             else if (choice) void vscode.commands.executeCommand('freeformBridge.copyCodexCommand');
           });
       } else {
@@ -239,6 +236,9 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
     try {
       const result = await applyCodexConfigRestore(plan, { confirmed: true });
       await closePreviews();
+      // config.toml no longer names the bridge: it need not start with VS Code for the Codex extension.
+      const last = dependencies.lastWriteMemory.get();
+      if (last?.alsoForCodexExtension) await dependencies.lastWriteMemory.set({ ...last, alsoForCodexExtension: false });
       logger.info(`Codex config restored: ${plan.configPath} (${result.restored})${result.savedCurrentAs === null ? '' : `; the replaced file is kept as ${result.savedCurrentAs}`}`);
       void vscode.window.showInformationMessage(`Freeform Bridge: restored ${plan.configPath}. Reload the window so the Codex extension reads it again.`, 'Reload Window').then((choice) => {
         if (choice) void vscode.commands.executeCommand('workbench.action.reloadWindow');
