@@ -4,7 +4,9 @@ import { probeBackend } from './backend-probe.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus, type StartResult } from './bridge-controller.ts';
 import { BridgeSecrets } from './bridge-secrets.ts';
 import { registerCheckBackendCommand } from './check-backend-command.ts';
-import { buildCodexCommand } from './codex-command.ts';
+import { providerIdForProfile } from '../core/codex-config/render-codex-config.ts';
+import { isCodexDefaultPointedAtBridge } from '../server/codex-config-file.ts';
+import { buildCodexCommand, resolveCodexHome } from './codex-command.ts';
 import { createOutputChannelLogger } from './output-channel-logger.ts';
 import { changedServerSettings, readBridgeSettings, settingId, SETTINGS_SECTION, type BridgeSettings } from './settings.ts';
 import { renderStatusBarItem } from './status-bar.ts';
@@ -290,10 +292,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
 
   // The Codex extension in VS Code fetches the bridge's catalog and sends its turns from the moment its
   // window starts: while config.toml points it here, the bridge starts with VS Code as with autoStart.
-  const pointedAtByCodexExtension = context.globalState.get<LastCodexConfigWrite>(LAST_CODEX_CONFIG_WRITE_KEY)?.alsoForCodexExtension === true;
-  if (readBridgeSettings().autoStart || pointedAtByCodexExtension) {
-    if (pointedAtByCodexExtension && !readBridgeSettings().autoStart) logger.info('starting the bridge: config.toml points the Codex extension at it (Restore Codex Config ends that)');
-    void startBridge();
+  const startupSettings = readBridgeSettings();
+  if (startupSettings.autoStart) void startBridge();
+  else {
+    void isCodexDefaultPointedAtBridge(resolveCodexHome(startupSettings.codexHome), providerIdForProfile(startupSettings.codexProfile)).then((pointed) => {
+      if (!pointed) return;
+      logger.info('starting the bridge: config.toml points Codex (and the Codex extension in VS Code) at it; Restore Codex Config ends that');
+      void startBridge();
+    });
   }
 
   if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;

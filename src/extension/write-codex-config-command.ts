@@ -236,7 +236,7 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
     try {
       const result = await applyCodexConfigRestore(plan, { confirmed: true });
       await closePreviews();
-      // config.toml no longer names the bridge: it need not start with VS Code for the Codex extension.
+      // A port change now rewrites the profile only.
       const last = dependencies.lastWriteMemory.get();
       if (last?.alsoForCodexExtension) await dependencies.lastWriteMemory.set({ ...last, alsoForCodexExtension: false });
       logger.info(`Codex config restored: ${plan.configPath} (${result.restored})${result.savedCurrentAs === null ? '' : `; the replaced file is kept as ${result.savedCurrentAs}`}`);

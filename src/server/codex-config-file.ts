@@ -494,6 +494,20 @@ export async function applyCodexConfigWrite(plan: CodexConfigWritePlan, options:
   return result;
 }
 
+/**
+ * Whether `config.toml` makes the bridge Codex's default (what `--make-default` writes, from this
+ * extension or the command line): then the Codex extension in VS Code needs the bridge from the moment
+ * its window starts. Any problem reading the file is a plain "no".
+ */
+export async function isCodexDefaultPointedAtBridge(codexHome: string, providerId: string): Promise<boolean> {
+  try {
+    const document = parseTomlText(await fs.readFile(join(codexHome, 'config.toml'), 'utf8'));
+    return document.model_provider === providerId && typeof readPath(document, ['model_providers', providerId, 'model_catalog_url']) === 'string';
+  } catch {
+    return false;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Undoing --make-default
 

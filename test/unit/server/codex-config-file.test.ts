@@ -12,6 +12,7 @@ import {
   CodexConfigFileError,
   formatCodexConfigPlanDiff,
   formatUnifiedDiff,
+  isCodexDefaultPointedAtBridge,
   planCodexConfigRestore,
   planCodexConfigWrite,
   RESTORE_RECORD_FILE_NAME,
@@ -371,6 +372,8 @@ describe('config.toml: confirmation, foreign files and restore', () => {
     // A second run (the port moved) must not make the bridge's own file the one to go back to.
     await applyCodexConfigWrite(await planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true, baseUrl: 'http://127.0.0.1:18081/v1', now: new Date('2025-01-02T00:00:00Z') })));
     assert.match(readFileSync(configPath, 'utf8'), /127\.0\.0\.1:18081/);
+    assert.equal(await isCodexDefaultPointedAtBridge(codexHome, 'freeform-bridge'), true);
+    assert.equal(await isCodexDefaultPointedAtBridge(codexHome, 'freeform-bridge-other'), false);
     const plan = await planCodexConfigRestore(codexHome);
     assert.equal(plan.editedSinceWrite, false);
     assert.equal(plan.backupPath, `${configPath}.bak-20250101T000000Z`);
@@ -379,6 +382,7 @@ describe('config.toml: confirmation, foreign files and restore', () => {
     assert.deepEqual(readFileSync(configPath), Buffer.from(original, 'utf8'));
     if (!onWindows) assert.equal(mode(configPath), 0o640);
     assert.equal(existsSync(join(codexHome, RESTORE_RECORD_FILE_NAME)), false);
+    assert.equal(await isCodexDefaultPointedAtBridge(codexHome, 'freeform-bridge'), false);
     await assertRefused(() => planCodexConfigRestore(codexHome), 'nothing-to-restore', /nothing to restore/);
   });
 
