@@ -246,7 +246,7 @@ export class BridgeController {
     this.lastStartFailure = null;
     logger.info(`port ${port} already holds this extension's bridge (another VS Code window, pid ${identity.pid}); using it instead of starting a second one`);
     if (identity.backend !== settings.backendUrl.replace(/\/+$/, '')) {
-      logger.warn(`the shared bridge forwards to ${identity.backend}; this window's ${'freeformBridge.backendUrl'} says ${settings.backendUrl} (it applies when this window runs the bridge)`);
+      logger.warn(`the shared bridge forwards to ${identity.backend}; this window's freeformBridge.backendUrl says ${settings.backendUrl} (it applies when this window runs the bridge)`);
     }
     this.setStatus({ kind: 'on', url, port, backendUrl: identity.backend, sharedFrom: { pid: identity.pid } });
     return { url, port, replacedRememberedPort: null, attachedTo: identity.pid };
