@@ -32,15 +32,20 @@ export function createTestWindow(options: { token: string; backendUrl: string; p
   controller.onTraffic((event) => traffic.push(event));
   const takeOvers: StartResult[] = [];
   controller.onDidTakeOver((result) => takeOvers.push(result));
-  const settings: BridgeSettings = {
-    backendUrl: options.backendUrl,
-    port: options.port ?? 0,
+  return { controller, traffic, takeOvers, settings: createTestBridgeSettings({ backendUrl: options.backendUrl, port: options.port ?? 0 }) };
+}
+
+/** The extension's settings with their defaults, as `readBridgeSettings()` would return them. */
+export function createTestBridgeSettings(overrides: Partial<BridgeSettings> = {}): BridgeSettings {
+  return {
+    backendUrl: 'http://127.0.0.1:9/v1',
+    port: 0,
     model: null,
     strategy: 'function_bridge',
     keepaliveSeconds: 15,
     autoStart: false,
     codexHome: null,
     codexProfile: 'freeform-bridge',
+    ...overrides,
   };
-  return { controller, traffic, takeOvers, settings };
 }

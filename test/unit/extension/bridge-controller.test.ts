@@ -7,9 +7,8 @@ import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus } from '../../../src/extension/bridge-controller.ts';
 import { buildCodexCommand } from '../../../src/extension/codex-command.ts';
 import { redactSecrets } from '../../../src/extension/output-channel-logger.ts';
-import type { BridgeSettings } from '../../../src/extension/settings.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
-import { createTestWindow } from '../../support/window-controller.ts';
+import { createTestBridgeSettings, createTestWindow } from '../../support/window-controller.ts';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 
 // The controller has no `vscode` import, so its lifecycle rules run here in plain Node; the real
@@ -17,19 +16,7 @@ import { startMockBackend, type MockBackend } from '../../support/mock-backend/c
 
 const TOKEN = 'ffb_test-token-0123456789';
 
-function createSettings(overrides: Partial<BridgeSettings> = {}): BridgeSettings {
-  return {
-    backendUrl: 'http://127.0.0.1:9/v1',
-    port: 0,
-    model: null,
-    strategy: 'function_bridge',
-    keepaliveSeconds: 15,
-    autoStart: false,
-    codexHome: null,
-    codexProfile: 'freeform-bridge',
-    ...overrides,
-  };
-}
+const createSettings = createTestBridgeSettings;
 
 /** `memory` stands for VS Code's global state: windows that share it share the remembered port. */
 function createController(
