@@ -5,12 +5,14 @@ import { CODEX_TOOL_SURFACES, DEFAULT_CODEX_PROFILE, type CodexToolSurface } fro
 import { InvalidRequestError, UpstreamHttpError } from '../core/errors.ts';
 import { BRIDGE_VERSION } from '../server/start-server.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
+import { fetchBackendModels, type BackendModel } from '../server/backend-models.ts';
 import {
+  applyCodexConfigRestore,
   applyCodexConfigWrite,
-  fetchBackendModels,
   formatCodexConfigPlanDiff,
+  formatUnifiedDiff,
+  planCodexConfigRestore,
   planCodexConfigWrite,
-  type BackendModel,
 } from '../server/codex-config-file.ts';
 
 export interface CodexConfigCommandIo {
@@ -21,6 +23,7 @@ export interface CodexConfigCommandIo {
 
 export const CODEX_CONFIG_USAGE = `Usage:
   freeform-bridge codex-config --base-url URL --model NAME [options]
+  freeform-bridge codex-config --restore [--codex-home DIR] [--dry-run] [--yes]
 
 Writes a Codex profile that sends Codex through the bridge: $CODEX_HOME/<profile>.config.toml (and,
 for the free-form surfaces, <profile>.model_catalog.json). Your config.toml is left alone unless
@@ -37,7 +40,12 @@ Options:
                           the token is written into the profile, readable by you only
   --context-window N      the model's context window in tokens (default: what GET /v1/models reports)
   --offline               do not ask the bridge for its models (GET {base-url}/models)
-  --make-default          also make the bridge Codex's default in config.toml (edited minimally, backup kept)
+  --make-default          also make the bridge Codex's default in config.toml (edited minimally, byte-exact
+                          backup kept): plain \`codex\` and the Codex extension in VS Code (which reads only
+                          config.toml) then use the bridge, with its live model catalog; OpenAI's models stay
+  --restore               put config.toml back byte for byte as it was before the first --make-default
+  --yes                   agree to what needs a confirmation (config.toml names another model_provider;
+                          a restore over edits made since) after the diff is printed
   --dry-run               print the changes as a diff and write nothing
   -h, --help              show this help
   -V, --version           print the version
@@ -106,6 +114,8 @@ async function runCommand(argv: string[], io: CodexConfigCommandIo): Promise<num
       offline: { type: 'boolean' },
       'make-default': { type: 'boolean' },
       'dry-run': { type: 'boolean' },
+      restore: { type: 'boolean' },
+      yes: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'V' },
     },
@@ -119,6 +129,14 @@ async function runCommand(argv: string[], io: CodexConfigCommandIo): Promise<num
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const defaultCodexHome = io.env.CODEX_HOME ? io.env.CODEX_HOME : join(io.env.HOME ?? homedir(), '.codex');
+  const codexHome = resolve(values['codex-home'] ?? defaultCodexHome);
+  if (values.restore) {
+    const writeOnly = ['base-url', 'model', 'profile', 'tool-surface', 'token-env', 'context-window', 'make-default'] as const;
+    const misplaced = writeOnly.find((name) => values[name] !== undefined);
+    if (misplaced) throw new UsageError(`--restore takes no --${misplaced}`);
+    return restoreConfig(codexHome, { dryRun: values['dry-run'] ?? false, confirmed: values.yes ?? false }, io);
+  }
   const baseUrl = values['base-url'];
   if (!baseUrl) throw new UsageError("--base-url URL is required: the bridge's address ending in /v1, e.g. --base-url http://127.0.0.1:18080/v1");
   const toolSurface = (values['tool-surface'] ?? 'freeform') as CodexToolSurface;
@@ -133,8 +151,6 @@ async function runCommand(argv: string[], io: CodexConfigCommandIo): Promise<num
     if (token === '') throw new UsageError(`--token-env ${tokenVariable}: the environment variable ${tokenVariable} is not set or empty`);
   }
   const profile = values.profile ?? DEFAULT_CODEX_PROFILE;
-  const defaultCodexHome = io.env.CODEX_HOME ? io.env.CODEX_HOME : join(io.env.HOME ?? homedir(), '.codex');
-  const codexHome = resolve(values['codex-home'] ?? defaultCodexHome);
 
   const models = values.offline ? null : await listModels(baseUrl, token, io);
   const model = values.model;
@@ -177,15 +193,45 @@ async function runCommand(argv: string[], io: CodexConfigCommandIo): Promise<num
     return 0;
   }
 
-  const result = await applyCodexConfigWrite(plan);
+  if (plan.confirmations.length > 0 && values.yes !== true) {
+    // The diff first, then the refusal: the user sees exactly what --yes would do.
+    io.stdout(formatCodexConfigPlanDiff(plan, [token]));
+    for (const confirmation of plan.confirmations) io.stderr(`needs confirmation: ${confirmation}\n`);
+    io.stderr('Nothing was written. Run again with --yes to apply the diff above.\n');
+    return 1;
+  }
+  const result = await applyCodexConfigWrite(plan, { confirmed: values.yes === true });
   if (result.createdCodexHome) io.stdout(`created ${codexHome}\n`);
   for (const path of result.backups) io.stdout(`backup  ${path}\n`);
   for (const path of result.written) io.stdout(`wrote   ${path}\n`);
   if (result.written.length === 0) io.stdout(`The Codex config in ${codexHome} is already up to date; nothing written.\n`);
   io.stdout(`\nRun Codex through the bridge with:\n  ${codexHomePrefix}${plan.runCommand}\n`);
   if (values['make-default']) {
-    const surfaceNote = toolSurface === 'functions' ? '' : ` with Codex's plain function tools; the ${toolSurface} surface needs \`-p ${profile}\``;
-    io.stdout(`Plain \`${codexHomePrefix}codex\` now uses the bridge too${surfaceNote}.\n`);
+    io.stdout(`Plain \`${codexHomePrefix}codex\` and the Codex extension in VS Code now use the bridge too (${toolSurface} surface, from the bridge's model catalog).\n`);
+    io.stdout('In VS Code, run "Developer: Reload Window" so the Codex extension reads the new config.toml.\n');
+    io.stdout(`Undo with: freeform-bridge codex-config --restore${values['codex-home'] === undefined ? '' : ` --codex-home ${shellQuote(codexHome)}`}\n`);
   }
+  return 0;
+}
+
+async function restoreConfig(codexHome: string, options: { dryRun: boolean; confirmed: boolean }, io: CodexConfigCommandIo): Promise<number> {
+  const plan = await planCodexConfigRestore(codexHome);
+  const target = plan.restoredText ?? '';
+  const diff = plan.restoredText === null && plan.currentText !== null ? `${plan.configPath} did not exist before; it is removed (a copy is kept if you edited it).\n` : formatUnifiedDiff(plan.configPath, plan.currentText, target);
+  if (options.dryRun) {
+    io.stdout(diff === '' ? `No changes: ${plan.configPath} is already as it was.\n` : diff);
+    io.stderr('(dry run: nothing changed)\n');
+    return 0;
+  }
+  if (plan.editedSinceWrite && plan.currentText !== null && !options.confirmed) {
+    io.stdout(diff);
+    io.stderr(`needs confirmation: ${plan.configPath} was edited after freeform-bridge changed it; restoring undoes those edits too (the current file is kept as a backup).\nNothing was changed. Run again with --yes to restore it.\n`);
+    return 1;
+  }
+  const result = await applyCodexConfigRestore(plan, { confirmed: options.confirmed });
+  if (result.savedCurrentAs !== null) io.stdout(`backup  ${result.savedCurrentAs}\n`);
+  const said = { content: `restored ${plan.configPath} from ${plan.backupPath ?? '(none)'}`, removed: `removed ${plan.configPath} (there was none before)`, unchanged: `${plan.configPath} was already as it was` } as const;
+  io.stdout(`${said[result.restored]}\n`);
+  io.stdout('In VS Code, run "Developer: Reload Window" so the Codex extension reads it again.\n');
   return 0;
 }

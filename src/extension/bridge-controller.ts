@@ -1,5 +1,6 @@
 import type { Logger } from '../core/logger.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
+import { checkBridgeIdentity, followBridgeTraffic, type TrafficFollower } from '../server/bridge-sharing-client.ts';
 import { startBridgeServer, type RunningBridge } from '../server/start-server.ts';
 import type { BridgeSettings } from './settings.ts';
 import { formatTrafficLine } from './traffic-line.ts';
@@ -11,7 +12,8 @@ import { formatTrafficLine } from './traffic-line.ts';
 export type BridgeStatus =
   | { kind: 'off' }
   | { kind: 'starting' }
-  | { kind: 'on'; url: string; port: number; backendUrl: string }
+  /** `sharedFrom`: this window attached to the bridge another VS Code window runs on the port. */
+  | { kind: 'on'; url: string; port: number; backendUrl: string; sharedFrom?: { pid: number } }
   | { kind: 'error'; message: string };
 
 export type BridgeStartFailure = 'port-in-use' | 'invalid-backend-url' | 'listen-failed';
@@ -42,6 +44,8 @@ export interface StartResult {
   port: number;
   /** Set when port 0 could not get the remembered port back: a written Codex profile points at this old port. */
   replacedRememberedPort: number | null;
+  /** The pid of the extension host whose bridge this window attached to; null when this window runs it. */
+  attachedTo: number | null;
 }
 
 export interface PortMemory {
@@ -85,6 +89,9 @@ export class BridgeController {
   private status: BridgeStatus = { kind: 'off' };
   private lastStartFailure: { reason: BridgeStartFailure; message: string; port: number } | null = null;
   private running: { bridge: RunningBridge; settings: BridgeSettings } | null = null;
+  /** The bridge of another window this one follows (same port, same token); exclusive with `running`. */
+  private attached: { url: string; port: number; pid: number; instanceId: string; settings: BridgeSettings; follower: TrafficFollower } | null = null;
+  private readonly takeOverListeners = new Set<Listener<StartResult>>();
   private roundTripCount = 0;
   private warningCount = 0;
   private readonly trafficLines: string[] = [];
@@ -114,7 +121,13 @@ export class BridgeController {
 
   /** The settings the running server was started with (null when off). */
   getRunningSettings(): BridgeSettings | null {
-    return this.running?.settings ?? null;
+    return this.running?.settings ?? this.attached?.settings ?? null;
+  }
+
+  /** Hears each take-over after the window whose bridge this one followed stopped it or closed. */
+  onDidTakeOver(listener: Listener<StartResult>): { dispose(): void } {
+    this.takeOverListeners.add(listener);
+    return { dispose: () => this.takeOverListeners.delete(listener) };
   }
 
   onDidChangeStatus(listener: Listener<BridgeStatus>): { dispose(): void } {
@@ -130,7 +143,8 @@ export class BridgeController {
   /** Starts with `settings`; when already running, returns that bridge (setting changes go through restart). */
   start(settings: BridgeSettings): Promise<StartResult> {
     return this.enqueue(async () => {
-      if (this.running) return { url: this.running.bridge.url, port: this.running.bridge.port, replacedRememberedPort: null };
+      if (this.running) return { url: this.running.bridge.url, port: this.running.bridge.port, replacedRememberedPort: null, attachedTo: null };
+      if (this.attached) return { url: this.attached.url, port: this.attached.port, replacedRememberedPort: null, attachedTo: this.attached.pid };
       return this.startNow(settings, false);
     });
   }
@@ -146,7 +160,13 @@ export class BridgeController {
   restart(settings: BridgeSettings): Promise<StartResult | null> {
     return this.enqueue(async () => {
       const previous = this.running;
-      if (!previous) return null;
+      if (!previous) {
+        if (!this.attached) return null;
+        // Another window runs the bridge: follow it again with the new settings (or run our own).
+        this.rejectInvalidBackendUrl(settings, true);
+        await this.stopNow();
+        return this.startNow(settings, false);
+      }
       // A URL being typed into the settings is often invalid for a while: keep the working bridge.
       this.rejectInvalidBackendUrl(settings, true);
       if (settings.port !== 0 && settings.port !== previous.bridge.port) {
@@ -173,21 +193,27 @@ export class BridgeController {
     return next;
   }
 
-  private async startNow(settings: BridgeSettings, keepingPrevious: boolean): Promise<StartResult> {
+  private async startNow(settings: BridgeSettings, keepingPrevious: boolean, portOverride?: number): Promise<StartResult> {
     const { logger, portMemory } = this.dependencies;
     this.rejectInvalidBackendUrl(settings, keepingPrevious);
     this.setStatus({ kind: 'starting' });
     const remembered = settings.port === 0 ? portMemory.get() : undefined;
-    const firstPort = settings.port !== 0 ? settings.port : (remembered ?? 0);
+    const firstPort = portOverride ?? (settings.port !== 0 ? settings.port : (remembered ?? 0));
     let bridge: RunningBridge;
     let replacedRememberedPort: number | null = null;
+    let heldBy: string | null = null;
     try {
       try {
         bridge = await this.launch(settings, firstPort);
       } catch (error) {
+        if (firstPort === 0 || !isAddressInUse(error)) throw error;
+        // Every VS Code window runs its own extension host: the port may hold another window's bridge.
+        const check = await checkBridgeIdentity(`http://127.0.0.1:${firstPort}`, this.dependencies.getBridgeToken());
+        if (check.ours && !keepingPrevious) return this.attach(settings, firstPort, check.identity);
+        heldBy = check.ours ? 'another VS Code window\'s bridge' : `another program (${check.reason})`;
         // Port 0 means "any port": losing the remembered one is not an error, only a stale profile.
-        if (settings.port !== 0 || firstPort === 0 || !isAddressInUse(error)) throw error;
-        logger.warn(`the remembered port ${firstPort} is taken by another program; using a new free port`);
+        if (settings.port !== 0 || portOverride !== undefined) throw error;
+        logger.warn(`the remembered port ${firstPort} is taken by ${heldBy}; using a new free port`);
         bridge = await this.launch(settings, 0);
         replacedRememberedPort = firstPort;
       }
@@ -195,7 +221,7 @@ export class BridgeController {
       const reason: BridgeStartFailure = isAddressInUse(error) ? 'port-in-use' : 'listen-failed';
       const message =
         reason === 'port-in-use'
-          ? `port ${firstPort} on 127.0.0.1 is already in use by another program`
+          ? `port ${firstPort} on 127.0.0.1 is already in use by ${heldBy ?? 'another program'}`
           : `could not listen on 127.0.0.1:${firstPort}: ${error instanceof Error ? error.message : String(error)}`;
       const startError = new BridgeStartError(reason, message, firstPort, keepingPrevious, { cause: error });
       this.lastStartFailure = { reason, message, port: firstPort };
@@ -207,7 +233,48 @@ export class BridgeController {
     this.running = { bridge, settings };
     this.lastStartFailure = null;
     this.setStatus({ kind: 'on', url: bridge.url, port: bridge.port, backendUrl: settings.backendUrl });
-    return { url: bridge.url, port: bridge.port, replacedRememberedPort };
+    return { url: bridge.url, port: bridge.port, replacedRememberedPort, attachedTo: null };
+  }
+
+  /** Follows the bridge another window runs on `port`: its traffic feeds this window's panel and counts. */
+  private attach(settings: BridgeSettings, port: number, identity: { pid: number; instanceId: string; backend: string }): StartResult {
+    const { logger, getBridgeToken } = this.dependencies;
+    const url = `http://127.0.0.1:${port}`;
+    const follower = followBridgeTraffic(url, getBridgeToken(), {
+      onEvent: (event) => this.recordTraffic(event),
+      onEnd: (reason) => this.takeOver(identity.instanceId, reason),
+      onSkipped: (detail) => logger.warn(`shared bridge: skipped ${detail}`),
+    });
+    this.attached = { url, port, pid: identity.pid, instanceId: identity.instanceId, settings, follower };
+    this.lastStartFailure = null;
+    logger.info(`port ${port} already holds this extension's bridge (another VS Code window, pid ${identity.pid}); using it instead of starting a second one`);
+    if (identity.backend !== settings.backendUrl.replace(/\/+$/, '')) {
+      logger.warn(`the shared bridge forwards to ${identity.backend}; this window's freeformBridge.backendUrl says ${settings.backendUrl} (it applies when this window runs the bridge)`);
+    }
+    this.setStatus({ kind: 'on', url, port, backendUrl: identity.backend, sharedFrom: { pid: identity.pid } });
+    return { url, port, replacedRememberedPort: null, attachedTo: identity.pid };
+  }
+
+  /** The followed bridge is gone (its window closed or stopped it): run it here, on the same port. */
+  private takeOver(instanceId: string, reason: string): void {
+    void this.enqueue(async () => {
+      const attached = this.attached;
+      if (attached === null || attached.instanceId !== instanceId) return;
+      this.attached = null;
+      this.dependencies.logger.info(`the shared bridge on port ${attached.port} went away (${reason}); taking over`);
+      let result: StartResult;
+      try {
+        // The same port first: Codex's config names it. Another window may win the race; then it is followed.
+        result = await this.startNow(attached.settings, false, attached.port).catch(async (error: unknown) => {
+          if (!BridgeStartError.is(error) || error.reason !== 'port-in-use' || attached.settings.port !== 0) throw error;
+          return this.startNow(attached.settings, false, 0).then((fallback) => ({ ...fallback, replacedRememberedPort: attached.port }));
+        });
+      } catch {
+        // startNow already logged it and set the error status.
+        return;
+      }
+      for (const listener of this.takeOverListeners) listener(result);
+    });
   }
 
   private rejectInvalidBackendUrl(settings: BridgeSettings, keepingPrevious: boolean): void {
@@ -240,6 +307,9 @@ export class BridgeController {
   private async stopNow(): Promise<void> {
     const running = this.running;
     this.running = null;
+    // Leaving a shared bridge only stops following it: the other window keeps running it.
+    this.attached?.follower.stop();
+    this.attached = null;
     // close() also destroys open sockets, which aborts every in-flight upstream call.
     if (running) await running.bridge.close();
     if (this.status.kind !== 'off') this.setStatus({ kind: 'off' });

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import { fetchBackendModels } from '../server/codex-config-file.ts';
+import { fetchBackendModels } from '../server/backend-models.ts';
 import type { BridgeSecrets } from './bridge-secrets.ts';
 import { describeBackendCheck, type BackendCheckOutcome } from './describe-backend-check.ts';
 import { readBridgeSettings, settingId } from './settings.ts';

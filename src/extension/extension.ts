@@ -4,16 +4,20 @@ import { probeBackend } from './backend-probe.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus, type StartResult } from './bridge-controller.ts';
 import { BridgeSecrets, originOf } from './bridge-secrets.ts';
 import { registerCheckBackendCommand } from './check-backend-command.ts';
-import { buildCodexCommand } from './codex-command.ts';
+import { providerIdForProfile } from '../core/codex-config/render-codex-config.ts';
+import { isCodexDefaultPointedAtBridge } from '../server/codex-config-file.ts';
+import { buildCodexCommand, resolveCodexHome } from './codex-command.ts';
 import { createOutputChannelLogger } from './output-channel-logger.ts';
 import { changedServerSettings, readBridgeSettings, settingId, SETTINGS_SECTION, type BridgeSettings } from './settings.ts';
 import { renderStatusBarItem } from './status-bar.ts';
 import { TrafficPanel } from './traffic-panel.ts';
 import { isUserOnlySetting } from './user-only-settings.ts';
 import { createWorkspaceSettingGuard, type IgnoredWorkspaceSettings } from './workspace-setting-guard.ts';
-import { registerWriteCodexConfigCommand } from './write-codex-config-command.ts';
+import { registerWriteCodexConfigCommand, type LastCodexConfigWrite } from './write-codex-config-command.ts';
 
 const REMEMBERED_PORT_KEY = 'freeformBridge.rememberedPort';
+/** What the last Write Codex Config wrote: a port change rewrites the same files. */
+const LAST_CODEX_CONFIG_WRITE_KEY = 'freeformBridge.lastCodexConfigWrite';
 
 /**
  * Returned by activate() only when VS Code runs the extension's tests (ExtensionMode.Test): the
@@ -94,6 +98,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
   });
   context.subscriptions.push(trafficPanel);
   context.subscriptions.push(watchForBackendFailures(controller));
+  context.subscriptions.push(
+    controller.onDidTakeOver((result) => {
+      if (result.attachedTo !== null) return;
+      logger.info(`took over the shared bridge on ${result.url}`);
+      if (result.replacedRememberedPort !== null) {
+        void offerConfigRewrite(`Freeform Bridge: the window that ran the bridge closed and port ${result.replacedRememberedPort} is now taken by another program, so the bridge listens on port ${result.port}. The Codex config still points at the old port: rewrite it with one click.`, 'warning');
+      }
+    }),
+  );
 
   /** Key-origin pairs the user declined this session ("stored for A" → "now B"): not asked again. */
   const declinedKeyOrigins = new Set<string>();
@@ -140,10 +153,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
     const settings = readBridgeSettings();
     try {
       const result = await controller.start(settings);
-      logger.info(`bridge on ${result.url}, backend ${settings.backendUrl}`);
-      if (result.replacedRememberedPort !== null) void offerConfigRewrite(`Freeform Bridge: port ${result.replacedRememberedPort} is taken by another program, so the bridge now listens on port ${result.port}. A Codex profile written earlier still points at the old port.`, 'warning');
-      await confirmBackendKeyOrigin(settings.backendUrl);
-      void reportBackendReachability(settings, result);
+      logger.info(result.attachedTo === null ? `bridge on ${result.url}, backend ${settings.backendUrl}` : `using the bridge another VS Code window runs on ${result.url}`);
+      if (result.replacedRememberedPort !== null) {
+        const last = context.globalState.get<LastCodexConfigWrite>(LAST_CODEX_CONFIG_WRITE_KEY);
+        const stale = last?.alsoForCodexExtension ? 'config.toml (read by the Codex extension) and the Codex profile written earlier still point' : 'A Codex profile written earlier still points';
+        void offerConfigRewrite(`Freeform Bridge: port ${result.replacedRememberedPort} is taken by another program, so the bridge now listens on port ${result.port}. ${stale} at the old port: rewrite them with one click.`, 'warning');
+      }
+      if (result.attachedTo === null) {
+        // Only the window that runs the bridge sends the key; an attached window calls no backend.
+        await confirmBackendKeyOrigin(settings.backendUrl);
+        void reportBackendReachability(settings, result);
+      }
       return result;
     } catch (error) {
       void showStartError(error, settings);
@@ -207,10 +227,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
     await configuration.update(key, value, target);
   };
 
+  /** One click rewrites what was written last (same model, surface and files), with the diff shown first. */
   const offerConfigRewrite = async (message: string, severity: 'info' | 'warning'): Promise<void> => {
-    const action = 'Write Codex Config';
+    const last = context.globalState.get<LastCodexConfigWrite>(LAST_CODEX_CONFIG_WRITE_KEY);
+    const action = last?.alsoForCodexExtension ? 'Rewrite Codex Config' : 'Write Codex Config';
     const choice = severity === 'warning' ? await vscode.window.showWarningMessage(message, action) : await vscode.window.showInformationMessage(message, action);
-    if (choice) await vscode.commands.executeCommand('freeformBridge.writeCodexConfig');
+    if (!choice) return;
+    await vscode.commands.executeCommand('freeformBridge.writeCodexConfig', last === undefined ? undefined : { model: last.model, toolSurface: last.toolSurface, alsoForCodexExtension: last.alsoForCodexExtension });
   };
 
   const reportBackendReachability = async (settings: BridgeSettings, result: StartResult): Promise<void> => {
@@ -319,6 +342,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
       logger,
       secrets,
       extensionMode: context.extensionMode,
+      lastWriteMemory: {
+        get: () => context.globalState.get<LastCodexConfigWrite>(LAST_CODEX_CONFIG_WRITE_KEY),
+        set: (value) => context.globalState.update(LAST_CODEX_CONFIG_WRITE_KEY, value),
+      },
       ensureRunning: async () => {
         const status = controller.getStatus();
         if (status.kind === 'on') return status;
@@ -329,7 +356,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
     }),
   );
 
-  if (readBridgeSettings().autoStart) void startBridge();
+  // The Codex extension in VS Code fetches the bridge's catalog and sends its turns from the moment its
+  // window starts: while config.toml points it here, the bridge starts with VS Code as with autoStart.
+  const startupSettings = readBridgeSettings();
+  if (startupSettings.autoStart) void startBridge();
+  else {
+    void isCodexDefaultPointedAtBridge(resolveCodexHome(startupSettings.codexHome), providerIdForProfile(startupSettings.codexProfile)).then((pointed) => {
+      if (!pointed) return;
+      logger.info('starting the bridge: config.toml points Codex (and the Codex extension in VS Code) at it; Restore Codex Config ends that');
+      void startBridge();
+    });
+  }
 
   if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
   return {

@@ -38,7 +38,8 @@ export function renderStatusBarItem(item: vscode.StatusBarItem, view: StatusBarV
       item.text = `$(radio-tower) Bridge :${status.port} $(arrow-swap) ${roundTrips}${warningText}`;
       item.command = { title: 'Show Live Traffic', command: 'freeformBridge.showTraffic' };
       item.backgroundColor = warnings > 0 ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
-      tooltip.appendText(`On at ${status.url} (port ${status.port})\nBackend: ${status.backendUrl}\nRound trips: ${roundTrips}, warnings: ${warnings}`);
+      const shared = status.sharedFrom ? `\nShared: another VS Code window runs this bridge (extension host pid ${status.sharedFrom.pid}); this window takes over if it closes.` : '';
+      tooltip.appendText(`On at ${status.url} (port ${status.port})\nBackend: ${status.backendUrl}\nRound trips: ${roundTrips}, warnings: ${warnings}${shared}`);
       tooltip.appendMarkdown('\n\nClick to show the live traffic.');
       break;
     }

@@ -3,12 +3,13 @@ import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/codex-config
 import { BridgeError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-headers.ts';
+import { fetchBackendModels, type BackendModel } from '../server/backend-models.ts';
 import {
+  applyCodexConfigRestore,
   applyCodexConfigWrite,
   CodexConfigFileError,
-  fetchBackendModels,
+  planCodexConfigRestore,
   planCodexConfigWrite,
-  type BackendModel,
   type CodexConfigWritePlan,
 } from '../server/codex-config-file.ts';
 import type { BridgeStatus } from './bridge-controller.ts';
@@ -20,9 +21,16 @@ import { readBridgeSettings } from './settings.ts';
 export interface WriteCodexConfigArguments {
   model?: string;
   toolSurface?: CodexToolSurface;
+  /** Also edit config.toml so the Codex extension in VS Code (which reads only config.toml) uses the bridge. */
+  alsoForCodexExtension?: boolean;
   /** Skips the modal confirmation; honoured only when VS Code runs the extension's tests. */
   confirmed?: boolean;
 }
+
+export type RestoreCodexConfigOutcome =
+  | { kind: 'restored'; path: string; restored: 'content' | 'removed' | 'unchanged'; savedCurrentAs: string | null }
+  | { kind: 'cancelled' }
+  | { kind: 'refused'; message: string };
 
 export type WriteCodexConfigOutcome =
   /** `previewed`: the files whose diff was shown before writing. */
@@ -37,6 +45,15 @@ export interface WriteCodexConfigDependencies {
   extensionMode: vscode.ExtensionMode;
   /** Starts the bridge when it is off: the profile needs the port it really listens on. */
   ensureRunning: () => Promise<Extract<BridgeStatus, { kind: 'on' }> | null>;
+  /** The last written choice, so a rewrite after a port change writes the same files again. */
+  lastWriteMemory: { get(): LastCodexConfigWrite | undefined; set(value: LastCodexConfigWrite): PromiseLike<void> };
+}
+
+/** What the last successful Write Codex Config wrote (kept in the global state). */
+export interface LastCodexConfigWrite {
+  model: string;
+  toolSurface: CodexToolSurface;
+  alsoForCodexExtension: boolean;
 }
 
 const PREVIEW_SCHEME = 'freeform-bridge-preview';
@@ -45,6 +62,15 @@ const TOOL_SURFACE_ITEMS: ReadonlyArray<vscode.QuickPickItem & { surface: CodexT
   { surface: 'freeform', label: 'freeform', description: 'recommended', detail: 'apply_patch as a free-form tool with its grammar; the bridge lowers it to a function for the backend' },
   { surface: 'functions', label: 'functions', detail: 'Codex\'s function tools only (no model catalog); nothing for the bridge to lower' },
   { surface: 'code-mode', label: 'code-mode', detail: 'code mode: one free-form exec tool whose input is JavaScript (needs a capable model)' },
+];
+
+const TARGET_ITEMS: ReadonlyArray<vscode.QuickPickItem & { alsoForCodexExtension: boolean }> = [
+  { alsoForCodexExtension: false, label: 'Codex CLI only', detail: 'a profile of its own (codex -p <profile>); config.toml stays untouched' },
+  {
+    alsoForCodexExtension: true,
+    label: 'Also for the Codex extension in VS Code',
+    detail: 'also edits config.toml minimally (byte-exact backup; Restore Codex Config undoes it); OpenAI\'s models stay in the picker; needs a window reload',
+  },
 ];
 
 /**
@@ -83,6 +109,11 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
     const toolSurface = given.toolSurface ?? (await pickToolSurface());
     if (!toolSurface) return { kind: 'cancelled' };
     if (!CODEX_TOOL_SURFACES.includes(toolSurface)) return refuse(logger, `unknown tool surface '${String(toolSurface)}' (one of ${CODEX_TOOL_SURFACES.join(', ')})`);
+    // A caller naming model and surface (a keybinding, the tests) chose without the pickers: config.toml
+    // is then only touched when it says so.
+    const programmatic = given.model !== undefined && given.toolSurface !== undefined;
+    const alsoForCodexExtension = given.alsoForCodexExtension ?? (programmatic ? false : await pickTarget(dependencies.lastWriteMemory.get()?.alsoForCodexExtension));
+    if (alsoForCodexExtension === undefined) return { kind: 'cancelled' };
 
     const codexHome = resolveCodexHome(settings.codexHome);
     let plan: CodexConfigWritePlan;
@@ -95,6 +126,7 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
         toolSurface,
         token: secrets.getBridgeToken(),
         contextWindow: chosenModel.contextWindow,
+        makeDefault: alsoForCodexExtension,
       });
     } catch (error) {
       return refuseForError(logger, error);
@@ -127,7 +159,9 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
     const skipConfirmation = given.confirmed === true && dependencies.extensionMode === vscode.ExtensionMode.Test;
     if (!skipConfirmation) {
       const detail = [
-        ...toWrite.map((file) => `${file.currentText === null ? 'create' : file.changed ? 'update' : 'restrict permissions of'} ${file.path}`),
+        ...plan.confirmations.map((confirmation) => `Note: ${confirmation}`),
+        ...(plan.confirmations.length > 0 ? [''] : []),
+        ...toWrite.map((file) => `${file.currentText === null ? 'create' : file.changed ? 'update' : 'restrict permissions of'} ${file.path}${file.backupPath === null || file.currentText === null ? '' : ' (backup kept)'}`),
         ...(plan.createCodexHome ? [`create the folder ${plan.codexHome}`] : []),
         '',
         'The profile holds the bridge token (shown as [redacted] in the diff); it is written readable by you only.',
@@ -140,13 +174,76 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
     }
 
     try {
-      const result = await applyCodexConfigWrite(plan);
+      // The modal above (or the test's `confirmed`) is the confirmation the plan may ask for.
+      const result = await applyCodexConfigWrite(plan, { confirmed: true });
       await closePreviews();
-      logger.info(`Codex config written: ${result.written.join(', ') || '(permissions only)'}`);
-      void vscode.window.showInformationMessage(`Freeform Bridge: wrote ${result.written.length} file(s) to ${plan.codexHome}. Run "${runCommand}" in a terminal.`, 'Copy Codex Command').then((choice) => {
-        if (choice) void vscode.commands.executeCommand('freeformBridge.copyCodexCommand');
-      });
+      await dependencies.lastWriteMemory.set({ model: chosenModel.id, toolSurface, alsoForCodexExtension });
+      logger.info(`Codex config written: ${result.written.join(', ') || '(permissions only)'}${result.backups.length > 0 ? `; backup ${result.backups.join(', ')}` : ''}`);
+      if (alsoForCodexExtension) {
+        // The Codex extension reads config.toml when its window starts: a reload makes it switch (and
+        // the bridge starts again with the reloaded window, see activate()).
+        void vscode.window
+          .showInformationMessage(
+            `Freeform Bridge: wrote ${result.written.length} file(s) to ${plan.codexHome}. Reload the window so the Codex extension uses the bridge (it starts with VS Code from now on); in a terminal, run "${runCommand}" or plain "codex".`,
+            'Reload Window',
+            'Copy Codex Command',
+          )
+          .then((choice) => {
+            if (choice === 'Reload Window') void vscode.commands.executeCommand('workbench.action.reloadWindow');
+            else if (choice) void vscode.commands.executeCommand('freeformBridge.copyCodexCommand');
+          });
+      } else {
+        void vscode.window.showInformationMessage(`Freeform Bridge: wrote ${result.written.length} file(s) to ${plan.codexHome}. Run "${runCommand}" in a terminal.`, 'Copy Codex Command').then((choice) => {
+          if (choice) void vscode.commands.executeCommand('freeformBridge.copyCodexCommand');
+        });
+      }
       return { kind: 'written', files: [...result.written, ...result.unchanged], previewed, runCommand };
+    } catch (error) {
+      await closePreviews();
+      return refuseForError(logger, error);
+    }
+  };
+
+  /** "Freeform Bridge: Restore Codex Config": config.toml back byte for byte, after its diff and a confirmation. */
+  const restore = async (argumentsGiven?: { confirmed?: boolean }): Promise<RestoreCodexConfigOutcome> => {
+    const { logger, secrets } = dependencies;
+    const given = typeof argumentsGiven === 'object' && argumentsGiven !== null ? argumentsGiven : {};
+    const codexHome = resolveCodexHome(readBridgeSettings().codexHome);
+    let plan;
+    try {
+      plan = await planCodexConfigRestore(codexHome);
+    } catch (error) {
+      return refuseForError(logger, error);
+    }
+    const fileName = 'config.toml';
+    const secretValues = secrets.listSecretValues();
+    const left = createPreviewUri('current', fileName, redactSecrets(plan.currentText ?? '', secretValues));
+    const right = createPreviewUri('new', fileName, plan.restoredText ?? '');
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${fileName} (current ↔ restored)`, { preview: false });
+    const skipConfirmation = given.confirmed === true && dependencies.extensionMode === vscode.ExtensionMode.Test;
+    if (!skipConfirmation) {
+      const detail = [
+        plan.restoredText === null ? `${plan.configPath} did not exist before; it is removed.` : `${plan.configPath} goes back to ${plan.backupPath ?? 'its backup'}, byte for byte.`,
+        ...(plan.editedSinceWrite && plan.currentText !== null ? ['It was edited after Freeform Bridge changed it: those edits are undone too, and the current file is kept as a backup.'] : []),
+        'Reload the window afterwards so the Codex extension reads it again.',
+      ].join('\n');
+      const choice = await vscode.window.showWarningMessage('Restore your Codex config.toml?', { modal: true, detail }, 'Restore');
+      if (choice !== 'Restore') {
+        await closePreviews();
+        return { kind: 'cancelled' };
+      }
+    }
+    try {
+      const result = await applyCodexConfigRestore(plan, { confirmed: true });
+      await closePreviews();
+      // A port change now rewrites the profile only.
+      const last = dependencies.lastWriteMemory.get();
+      if (last?.alsoForCodexExtension) await dependencies.lastWriteMemory.set({ ...last, alsoForCodexExtension: false });
+      logger.info(`Codex config restored: ${plan.configPath} (${result.restored})${result.savedCurrentAs === null ? '' : `; the replaced file is kept as ${result.savedCurrentAs}`}`);
+      void vscode.window.showInformationMessage(`Freeform Bridge: restored ${plan.configPath}. Reload the window so the Codex extension reads it again.`, 'Reload Window').then((choice) => {
+        if (choice) void vscode.commands.executeCommand('workbench.action.reloadWindow');
+      });
+      return { kind: 'restored', path: plan.configPath, restored: result.restored, savedCurrentAs: result.savedCurrentAs };
     } catch (error) {
       await closePreviews();
       return refuseForError(logger, error);
@@ -156,17 +253,18 @@ export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDe
   return vscode.Disposable.from(
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, provider),
     vscode.commands.registerCommand('freeformBridge.writeCodexConfig', run),
+    vscode.commands.registerCommand('freeformBridge.restoreCodexConfig', restore),
   );
 }
 
-function refuse(logger: Logger, message: string): WriteCodexConfigOutcome {
-  logger.error(`Write Codex Config: ${message}`);
+function refuse(logger: Logger, message: string): { kind: 'refused'; message: string } {
+  logger.error(`Codex config: ${message}`);
   void vscode.window.showErrorMessage(`Freeform Bridge: ${message}`);
   return { kind: 'refused', message };
 }
 
 /** The writer's own errors already name the file and say what to do; anything else is unexpected. */
-function refuseForError(logger: Logger, error: unknown): WriteCodexConfigOutcome {
+function refuseForError(logger: Logger, error: unknown): { kind: 'refused'; message: string } {
   if (CodexConfigFileError.is(error) || BridgeError.is(error)) return refuse(logger, error.message);
   return refuse(logger, `could not write the Codex config: ${error instanceof Error ? error.message : String(error)}`);
 }
@@ -202,6 +300,12 @@ async function pickModel(backendUrl: string, apiKey: string | null, preferred: s
   items.sort((first, second) => Number(second.label === preferred) - Number(first.label === preferred));
   const picked = await vscode.window.showQuickPick(items, { title: 'Freeform Bridge: Model for the Codex profile', placeHolder: `Models served by ${backendUrl}`, ignoreFocusOut: true });
   return picked ? { id: picked.model.id, contextWindow: picked.model.contextWindow } : undefined;
+}
+
+async function pickTarget(remembered: boolean | undefined): Promise<boolean | undefined> {
+  const items = [...TARGET_ITEMS].sort((first, second) => Number(second.alsoForCodexExtension === remembered) - Number(first.alsoForCodexExtension === remembered));
+  const picked = await vscode.window.showQuickPick(items, { title: 'Freeform Bridge: Where should Codex use the bridge?', ignoreFocusOut: true });
+  return picked?.alsoForCodexExtension;
 }
 
 async function pickToolSurface(): Promise<CodexToolSurface | undefined> {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants, promises as fs } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -18,7 +18,7 @@ import {
   type CodexProfileOptions,
   type TomlEdit,
 } from '../core/codex-config/render-codex-config.ts';
-import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
+import { InvalidRequestError } from '../core/errors.ts';
 import { parseJson } from '../core/parse-json.ts';
 import { redactSecrets } from '../core/redact-headers.ts';
 
@@ -50,7 +50,10 @@ export type CodexConfigFileProblem =
   | 'not-utf8'
   | 'malformed'
   | 'unsafe-edit'
-  | 'changed-since-plan';
+  | 'changed-since-plan'
+  | 'foreign-owned'
+  | 'needs-confirmation'
+  | 'nothing-to-restore';
 
 /** A file the writer refuses to touch; the message names the file and says what to do. */
 export class CodexConfigFileError extends Error {
@@ -93,6 +96,11 @@ export interface CodexConfigWritePlan {
   warnings: string[];
   /** The command that uses the profile, e.g. `codex -p freeform-bridge`. */
   runCommand: string;
+  /**
+   * Changes the user has to agree to before `applyCodexConfigWrite` writes (config.toml's
+   * `model_provider` names another provider); empty when none.
+   */
+  confirmations: string[];
 }
 
 export interface CodexConfigWriteOptions extends Omit<CodexProfileOptions, 'providerId'> {
@@ -105,6 +113,11 @@ export interface CodexConfigWriteOptions extends Omit<CodexProfileOptions, 'prov
   now?: Date;
 }
 
+export interface ApplyCodexConfigOptions {
+  /** The user agreed to `plan.confirmations` (after seeing the diff). */
+  confirmed?: boolean;
+}
+
 export interface CodexConfigWriteResult {
   createdCodexHome: boolean;
   written: string[];
@@ -115,7 +128,9 @@ export interface CodexConfigWriteResult {
 const FILE_MODE = 0o600;
 const DIRECTORY_MODE = 0o700;
 /** Codex's own keys in our provider table; anything else there comes from the user and is merged in. */
-const MANAGED_PROVIDER_KEYS = new Set(['name', 'base_url', 'wire_api', 'http_headers']);
+const MANAGED_PROVIDER_KEYS = new Set(['name', 'base_url', 'wire_api', 'http_headers', 'experimental_bearer_token', 'model_catalog_url']);
+/** Next to config.toml: what `--make-default` replaced, so `--restore` can put it back byte for byte. */
+export const RESTORE_RECORD_FILE_NAME = 'freeform-bridge.config-restore.json';
 
 // ---------------------------------------------------------------------------------------------
 // Reading
@@ -123,6 +138,11 @@ const MANAGED_PROVIDER_KEYS = new Set(['name', 'base_url', 'wire_api', 'http_hea
 interface ExistingFile {
   text: string;
   mode: number;
+}
+
+/** Another user's file in our CODEX_HOME (a shared or copied folder): rewriting it would make it ours and break theirs. */
+function isForeignOwned(uid: number): boolean {
+  return typeof process.getuid === 'function' && uid !== process.getuid();
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -151,6 +171,13 @@ async function readTargetFile(path: string): Promise<ExistingFile | null> {
   }
   if (!stats.isFile()) {
     throw new CodexConfigFileError('not-a-file', path, `${path} exists but is not a regular file; it was left untouched`);
+  }
+  if (isForeignOwned(stats.uid)) {
+    throw new CodexConfigFileError(
+      'foreign-owned',
+      path,
+      `${path} belongs to another user (uid ${stats.uid}); freeform-bridge does not rewrite other users' files, so it was left untouched. Use your own CODEX_HOME (--codex-home), or change the file's owner.`,
+    );
   }
   let bytes: Buffer;
   try {
@@ -339,12 +366,27 @@ export async function planCodexConfigWrite(options: CodexConfigWriteOptions): Pr
   });
 
   const configPath = join(codexHome, 'config.toml');
+  const confirmations: string[] = [];
   if (options.makeDefault) {
-    const existingConfig = await readTargetFile(configPath);
-    const document = existingConfig === null ? null : parseTomlFile(configPath, existingConfig.text);
-    if (document !== null) warnings.push(...analyseUserConfig(configPath, document, profileOptions));
-    const edits = createMakeDefaultEdits(profileOptions, document);
     const manualHint = editTomlText('', createMakeDefaultEdits(profileOptions, null));
+    let existingConfig: ExistingFile | null;
+    let document: Record<string, unknown> | null;
+    try {
+      existingConfig = await readTargetFile(configPath);
+      document = existingConfig === null ? null : parseTomlFile(configPath, existingConfig.text);
+    } catch (error) {
+      // Refused as it is; the message also says what the change would have been, so it can be made by hand.
+      if (CodexConfigFileError.is(error)) throw new CodexConfigFileError(error.codexConfigFileProblem, error.path, `${error.message}\nThe settings it would have added to ${configPath}:\n${manualHint}`, { cause: error });
+      throw error;
+    }
+    if (document !== null) warnings.push(...analyseUserConfig(configPath, document, profileOptions));
+    const currentProvider = document?.model_provider;
+    if (currentProvider !== undefined && currentProvider !== profileOptions.providerId) {
+      confirmations.push(
+        `${configPath} sets model_provider = ${JSON.stringify(currentProvider)}: this replaces it with "${profileOptions.providerId}", so Codex and the Codex extension in VS Code use the bridge by default (\`freeform-bridge codex-config --restore\` puts the file back byte for byte).`,
+      );
+    }
+    const edits = createMakeDefaultEdits(profileOptions, document);
     const newText = existingConfig === null ? manualHint : editTomlFile(configPath, existingConfig.text, edits, manualHint);
     const changed = existingConfig?.text !== newText;
     files.push({
@@ -360,7 +402,7 @@ export async function planCodexConfigWrite(options: CodexConfigWriteOptions): Pr
     warnings.push(...(await inspectUserConfigReadOnly(configPath, profileOptions)));
   }
 
-  return { codexHome, createCodexHome, profile: profileOptions.profile, files, warnings, runCommand: `codex -p ${profileOptions.profile}` };
+  return { codexHome, createCodexHome, profile: profileOptions.profile, files, warnings, runCommand: `codex -p ${profileOptions.profile}`, confirmations };
 }
 
 /** Without makeDefault config.toml is only read, through links too, and problems become warnings. */
@@ -422,7 +464,11 @@ async function writeBackup(path: string, preferredPath: string, text: string): P
  * may have been open for a while); if any changed, nothing is written. Unchanged files are not
  * touched, so a second run writes nothing.
  */
-export async function applyCodexConfigWrite(plan: CodexConfigWritePlan): Promise<CodexConfigWriteResult> {
+export async function applyCodexConfigWrite(plan: CodexConfigWritePlan, options: ApplyCodexConfigOptions = {}): Promise<CodexConfigWriteResult> {
+  if (plan.confirmations.length > 0 && options.confirmed !== true) {
+    const configFile = plan.files.find((file) => file.role === 'config');
+    throw new CodexConfigFileError('needs-confirmation', configFile?.path ?? plan.codexHome, `nothing was written: ${plan.confirmations.join(' ')} Confirm to go ahead.`);
+  }
   const createdCodexHome = plan.createCodexHome && (await inspectCodexHome(plan.codexHome));
   if (createdCodexHome) await fs.mkdir(plan.codexHome, { recursive: true, mode: DIRECTORY_MODE });
   for (const file of plan.files) {
@@ -438,11 +484,165 @@ export async function applyCodexConfigWrite(plan: CodexConfigWritePlan): Promise
       result.unchanged.push(file.path);
       continue;
     }
-    if (file.backupPath !== null && file.currentText !== null) result.backups.push(await writeBackup(file.path, file.backupPath, file.currentText));
+    let backupPath: string | null = null;
+    if (file.backupPath !== null && file.currentText !== null) {
+      backupPath = await writeBackup(file.path, file.backupPath, file.currentText);
+      result.backups.push(backupPath);
+    }
+    const previousMode = file.role === 'config' ? await readMode(file.path) : null;
     await writeFileAtomically(file.path, file.newText);
     result.written.push(file.path);
+    if (file.role === 'config') await recordConfigChange(plan.codexHome, file, backupPath, previousMode);
   }
   return result;
+}
+
+/**
+ * Whether `config.toml` makes the bridge Codex's default (what `--make-default` writes, from this
+ * extension or the command line): then the Codex extension in VS Code needs the bridge from the moment
+ * its window starts. Any problem reading the file is a plain "no".
+ */
+export async function isCodexDefaultPointedAtBridge(codexHome: string, providerId: string): Promise<boolean> {
+  try {
+    const document = parseTomlText(await fs.readFile(join(codexHome, 'config.toml'), 'utf8'));
+    return document.model_provider === providerId && typeof readPath(document, ['model_providers', providerId, 'model_catalog_url']) === 'string';
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Undoing --make-default
+
+/** Written next to config.toml by the first `--make-default`; kept (with a new hash) by later ones. */
+const restoreRecordSchema = z.object({
+  version: z.literal(1),
+  configPath: z.string(),
+  /** The byte-exact copy of config.toml before the first change; null when there was no config.toml. */
+  backupPath: z.string().nullable(),
+  /** The original file's permission bits, put back with its content. */
+  originalMode: z.number().int().nullable(),
+  /** SHA-256 of what freeform-bridge last wrote: a different file means the user edited it since. */
+  writtenSha256: z.string(),
+});
+type RestoreRecord = z.infer<typeof restoreRecordSchema>;
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+async function readMode(path: string): Promise<number | null> {
+  try {
+    return (await fs.stat(path)).mode & 0o777;
+  } catch {
+    return null;
+  }
+}
+
+async function readRestoreRecord(codexHome: string): Promise<RestoreRecord | null> {
+  const path = join(codexHome, RESTORE_RECORD_FILE_NAME);
+  const existing = await readTargetFile(path);
+  if (existing === null) return null;
+  const json = parseJson(existing.text);
+  const parsed = restoreRecordSchema.safeParse(json.success ? json.value : null);
+  if (!parsed.success) throw new CodexConfigFileError('malformed', path, `${path} is not a restore record written by freeform-bridge; it was left untouched. Look for config.toml.bak-* files next to it to restore by hand.`);
+  return parsed.data;
+}
+
+async function recordConfigChange(codexHome: string, file: PlannedCodexConfigFile, backupPath: string | null, previousMode: number | null): Promise<void> {
+  const earlier = await readRestoreRecord(codexHome);
+  // The first change is the one to undo: later runs only rewrite what freeform-bridge itself wrote.
+  const record: RestoreRecord =
+    earlier !== null && earlier.configPath === file.path
+      ? { ...earlier, writtenSha256: sha256(file.newText) }
+      : { version: 1, configPath: file.path, backupPath: file.currentText === null ? null : backupPath, originalMode: file.currentText === null ? null : previousMode, writtenSha256: sha256(file.newText) };
+  await writeFileAtomically(join(codexHome, RESTORE_RECORD_FILE_NAME), `${JSON.stringify(record, null, 2)}\n`);
+}
+
+export interface CodexConfigRestorePlan {
+  codexHome: string;
+  configPath: string;
+  /** Null when config.toml is gone. */
+  currentText: string | null;
+  /** What config.toml goes back to; null = it did not exist, so it is removed. */
+  restoredText: string | null;
+  backupPath: string | null;
+  /** config.toml differs from what freeform-bridge wrote: restoring drops those edits (a backup keeps them). */
+  editedSinceWrite: boolean;
+  originalMode: number | null;
+  now: Date;
+}
+
+/** Reads the restore record and the files; writes nothing. */
+export async function planCodexConfigRestore(codexHomeGiven: string, now: Date = new Date()): Promise<CodexConfigRestorePlan> {
+  const codexHome = resolve(codexHomeGiven);
+  const record = await readRestoreRecord(codexHome);
+  const configPath = join(codexHome, 'config.toml');
+  if (record === null) {
+    throw new CodexConfigFileError(
+      'nothing-to-restore',
+      configPath,
+      `there is nothing to restore: freeform-bridge has not changed ${configPath} (no ${RESTORE_RECORD_FILE_NAME} in ${codexHome}). Backups made by earlier versions are the config.toml.bak-* files there.`,
+    );
+  }
+  const current = await readTargetFile(record.configPath);
+  let restoredText: string | null = null;
+  if (record.backupPath !== null) {
+    const backup = await readTargetFile(record.backupPath);
+    if (backup === null) throw new CodexConfigFileError('nothing-to-restore', record.backupPath, `the backup ${record.backupPath} is gone, so ${record.configPath} cannot be restored; it was left untouched`);
+    restoredText = backup.text;
+  }
+  return {
+    codexHome,
+    configPath: record.configPath,
+    currentText: current?.text ?? null,
+    restoredText,
+    backupPath: record.backupPath,
+    editedSinceWrite: current === null || sha256(current.text) !== record.writtenSha256,
+    originalMode: record.originalMode,
+    now,
+  };
+}
+
+export interface CodexConfigRestoreResult {
+  /** The copy of the replaced config.toml (it had edits made after freeform-bridge's), or null. */
+  savedCurrentAs: string | null;
+  restored: 'content' | 'removed' | 'unchanged';
+}
+
+/**
+ * Puts config.toml back byte for byte (or removes it when there was none). Edits made since
+ * freeform-bridge wrote it need `confirmed`, and even then the replaced file is kept as a backup.
+ */
+export async function applyCodexConfigRestore(plan: CodexConfigRestorePlan, options: ApplyCodexConfigOptions = {}): Promise<CodexConfigRestoreResult> {
+  if (plan.editedSinceWrite && plan.currentText !== null && options.confirmed !== true) {
+    throw new CodexConfigFileError(
+      'needs-confirmation',
+      plan.configPath,
+      `${plan.configPath} was edited after freeform-bridge changed it; restoring would undo those edits too (the current file would be kept as a backup). Nothing was changed. Confirm to go ahead.`,
+    );
+  }
+  const current = await readTargetFile(plan.configPath);
+  if ((current?.text ?? null) !== plan.currentText) {
+    throw new CodexConfigFileError('changed-since-plan', plan.configPath, `${plan.configPath} changed since the restore was prepared; nothing was changed. Run it again.`);
+  }
+  let savedCurrentAs: string | null = null;
+  if (plan.currentText !== null && plan.editedSinceWrite) {
+    savedCurrentAs = await writeBackup(plan.configPath, `${plan.configPath}.bak-${formatBackupTimestamp(plan.now)}-before-restore`, plan.currentText);
+  }
+  let restored: CodexConfigRestoreResult['restored'];
+  if (plan.restoredText === null) {
+    if (plan.currentText !== null) await fs.rm(plan.configPath);
+    restored = plan.currentText === null ? 'unchanged' : 'removed';
+  } else if (plan.currentText === plan.restoredText) {
+    restored = 'unchanged';
+  } else {
+    await writeFileAtomically(plan.configPath, plan.restoredText);
+    if (plan.originalMode !== null && process.platform !== 'win32') await fs.chmod(plan.configPath, plan.originalMode);
+    restored = 'content';
+  }
+  await fs.rm(join(plan.codexHome, RESTORE_RECORD_FILE_NAME), { force: true });
+  return { savedCurrentAs, restored };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -556,69 +756,4 @@ export function formatCodexConfigPlanDiff(plan: CodexConfigWritePlan, secrets: r
     .filter((file) => file.changed)
     .map((file) => redactSecrets(formatUnifiedDiff(file.path, file.currentText, file.newText), secrets))
     .join('');
-}
-
-// ---------------------------------------------------------------------------------------------
-// Listing the backend's models
-
-export interface BackendModel {
-  id: string;
-  /** Context window in tokens, when the engine reports one. */
-  contextWindow: number | null;
-  /** The field it came from, e.g. `max_model_len` or `meta.n_ctx_train`. */
-  contextWindowSource: string | null;
-}
-
-const modelListSchema = z.object({ data: z.array(z.looseObject({ id: z.string().min(1) })) });
-
-/** In order of preference: what the server runs with before what the model was trained for. */
-const CONTEXT_WINDOW_FIELDS: readonly (readonly string[])[] = [
-  ['max_model_len'], // vLLM, SGLang
-  ['loaded_context_length'], // LM Studio (REST API shape): the context actually loaded
-  ['max_context_length'], // LM Studio
-  ['context_length'], // OpenRouter-style listings
-  ['context_window'],
-  ['meta', 'n_ctx'], // llama.cpp builds that report the runtime context
-  ['meta', 'n_ctx_train'], // llama.cpp: the training context; the server may run with less
-];
-
-function findContextWindow(entry: Record<string, unknown>): { contextWindow: number; contextWindowSource: string } | null {
-  for (const path of CONTEXT_WINDOW_FIELDS) {
-    const value = readPath(entry, path);
-    if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return { contextWindow: value, contextWindowSource: path.join('.') };
-  }
-  return null;
-}
-
-export interface FetchBackendModelsOptions {
-  timeoutMs?: number;
-  fetch?: typeof fetch;
-}
-
-/**
- * GET {baseUrl}/models (the bridge proxies it to the backend, so the bridge URL works as well as the
- * backend's). Ollama reports no context window on /v1/models; vLLM, SGLang, llama.cpp and LM Studio do.
- */
-export async function fetchBackendModels(baseUrl: string, apiKey?: string | null, options: FetchBackendModelsOptions = {}): Promise<BackendModel[]> {
-  const url = `${baseUrl.replace(/\/+$/, '')}/models`;
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-  let response: Response;
-  let text: string;
-  try {
-    response = await (options.fetch ?? fetch)(url, { headers, signal: AbortSignal.timeout(options.timeoutMs ?? 5_000) });
-    text = await response.text();
-  } catch (error) {
-    const name = (error as Error).name;
-    const code = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : (errorCode((error as Error).cause) ?? errorCode(error) ?? (error as Error).message);
-    throw new UpstreamConnectionError(url, code, { cause: error });
-  }
-  if (!response.ok) throw new UpstreamHttpError(response.status, text.slice(0, 2_000));
-  const json = parseJson(text);
-  const parsed = modelListSchema.safeParse(json.success ? json.value : null);
-  if (!parsed.success) throw new InvalidRequestError(`GET ${url} did not return an OpenAI model list ({"data":[{"id":…}]})`);
-  return parsed.data.data.map((entry) => {
-    const found = findContextWindow(entry);
-    return { id: entry.id, contextWindow: found?.contextWindow ?? null, contextWindowSource: found?.contextWindowSource ?? null };
-  });
 }

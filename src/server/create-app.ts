@@ -1,7 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import { InvalidRequestError } from '../core/errors.ts';
+import type { TrafficListener } from '../core/traffic-event.ts';
 import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES, reportRejectedExchange } from './error-middleware.ts';
+import { CODEX_MODEL_CATALOG_PATH } from '../core/codex-config/render-codex-config.ts';
+import { BRIDGE_IDENTITY_PATH, BRIDGE_TRAFFIC_PATH, createBridgeIdentityHandler, createBridgeTrafficHandler } from './bridge-sharing-routes.ts';
+import { createModelCatalogHandler } from './model-catalog-route.ts';
 import { createModelsHandler } from './models-route.ts';
 import { rejectDeeplyNestedBody, verifyUtf8Body } from './request-body-checks.ts';
 import { createResponsesExchange, type ExchangeLocals, type ResponsesExchange, type ResponsesExchangeDependencies } from './responses-exchange.ts';
@@ -12,6 +16,10 @@ export interface AppDependencies extends ResponsesExchangeDependencies {
   getToken: () => string | null;
   allowedHostnames: readonly string[];
   version: string;
+  /** Random per server start: tells one bridge from a restarted one (bridge-sharing-routes.ts). */
+  instanceId: string;
+  /** Every traffic event, for the stream another VS Code window's panel reads. */
+  subscribeTraffic: (listener: TrafficListener) => () => void;
 }
 
 /**
@@ -71,6 +79,10 @@ function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange
       },
     });
   });
+  app.get(CODEX_MODEL_CATALOG_PATH, createModelCatalogHandler(dependencies));
+  const sharing = { ...dependencies, backendUrl: dependencies.upstream.baseUrl };
+  app.get(BRIDGE_IDENTITY_PATH, createBridgeIdentityHandler(sharing));
+  app.get(BRIDGE_TRAFFIC_PATH, createBridgeTrafficHandler(sharing));
   // Codex resends the whole history on every turn: express's 100 kB default would reject real sessions.
   app.post(
     '/v1/responses',

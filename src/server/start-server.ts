@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -42,6 +43,8 @@ export interface RunningBridge {
   url: string;
   host: string;
   port: number;
+  /** Random per start; the identity route reports it. */
+  instanceId: string;
   /** Stops listening, aborts in-flight upstream calls and flushes the log file. */
   close(): Promise<void>;
 }
@@ -101,8 +104,10 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   const listeners = [config.onTraffic, logWriter?.listener, createFailureReporter(logger, upstream.baseUrl, getSecrets)].filter(
     (listener): listener is TrafficListener => listener !== undefined,
   );
+  /** Streams to other VS Code windows (GET /v1/bridge/traffic), added and removed while running. */
+  const subscribers = new Set<TrafficListener>();
   const onTraffic = (event: TrafficEvent): void => {
-    for (const listener of listeners) {
+    for (const listener of [...listeners, ...subscribers]) {
       try {
         listener(event);
       } catch (error) {
@@ -114,6 +119,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
 
   // Aborted by close(): in-flight exchanges answer Codex with a clear error before their sockets go.
   const shutdownController = new AbortController();
+  const instanceId = randomUUID();
   // One listener per exchange in flight: dozens of concurrent Codex sessions are normal, not a leak.
   setMaxListeners(0, shutdownController.signal);
   const handleRequest = createBridgeRequestHandler({
@@ -131,6 +137,11 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     commitGraceMs: config.commitGraceMs ?? DEFAULT_COMMIT_GRACE_MS,
     upstreamIdleTimeoutSeconds: config.upstreamIdleTimeoutSeconds ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS,
     version: BRIDGE_VERSION,
+    instanceId,
+    subscribeTraffic: (listener) => {
+      subscribers.add(listener);
+      return () => subscribers.delete(listener);
+    },
   });
 
   const server: Server = createServer(handleRequest);
@@ -181,6 +192,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     url,
     host,
     port: address.port,
+    instanceId,
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -33,6 +33,11 @@ export interface UpstreamClient {
   readonly baseUrl: string;
   postChatCompletions(body: string, signal: AbortSignal): Promise<UpstreamResponse>;
   getModels(signal: AbortSignal): Promise<UpstreamResponse>;
+  /**
+   * A request to the backend server's own endpoints beside its OpenAI ones (llama.cpp `/props`,
+   * Ollama `/api/show`): `path` is resolved against the base URL without its trailing `/v1`.
+   */
+  requestServerRoot(method: 'GET' | 'POST', path: string, body: string | undefined, signal: AbortSignal): Promise<UpstreamResponse>;
   close(): Promise<void>;
 }
 
@@ -169,13 +174,16 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     return headers;
   }
 
+  const serverRoot = baseUrl.replace(/\/v1$/, '');
+
   async function send(
     method: 'GET' | 'POST',
     path: string,
     body: string | undefined,
     signal: AbortSignal,
+    root: string = baseUrl,
   ): Promise<UpstreamResponse> {
-    const url = `${baseUrl}${path}`;
+    const url = `${root}${path}`;
     const headers = buildHeaders(body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'text/event-stream, application/json' });
     // A pooled socket closed by the server at the moment we reuse it fails before any response
     // byte; retrying once is safe because the backend never saw the request (backends.md §10).
@@ -196,6 +204,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     baseUrl,
     postChatCompletions: (body, signal) => send('POST', '/chat/completions', body, signal),
     getModels: (signal) => send('GET', '/models', undefined, signal),
+    requestServerRoot: (method, path, body, signal) => send(method, path, body, signal, serverRoot),
     async close() {
       if (ownsDispatcher) await dispatcher.close();
     },

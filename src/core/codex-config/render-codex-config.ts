@@ -592,26 +592,41 @@ function readTable(data: Record<string, unknown> | null, path: readonly string[]
 }
 
 /**
- * `http_headers` for the provider: the user's own extra headers are kept, any Authorization header
- * is replaced by ours (or dropped when the bridge needs no token).
+ * Where the bridge serves Codex's model catalog format (`{"models":[…]}`), next to the OpenAI model
+ * list at `/v1/models` that other clients read. The tool surface travels in the URL, so the file
+ * that chose it and the catalog can never disagree; Codex appends `&client_version=…` to it.
  */
-function mergeHttpHeaders(existing: Record<string, unknown> | null, token: string | null): Record<string, string> {
+export const CODEX_MODEL_CATALOG_PATH = '/v1/codex/models';
+
+export function modelCatalogUrlFor(baseUrl: string, toolSurface: CodexToolSurface): string {
+  return `${baseUrl.replace(/\/+$/, '')}/codex/models?tool_surface=${toolSurface}`;
+}
+
+/**
+ * Codex fetches a provider's `model_catalog_url` only when the provider has `env_key` or
+ * `experimental_bearer_token` (a token in `http_headers` gets no fetch and an empty model list). A
+ * bridge started without a token ignores Authorization, so this stand-in only makes the fetch happen.
+ */
+export const NO_BRIDGE_TOKEN_PLACEHOLDER = 'freeform-bridge-needs-no-token';
+
+/** The user's own extra headers are kept; an Authorization header is dropped (the token moved to `experimental_bearer_token`). */
+function keepUserHttpHeaders(existing: Record<string, unknown> | null): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(existing ?? {})) {
     if (name.toLowerCase() !== 'authorization' && typeof value === 'string') headers[name] = value;
   }
-  if (token !== null) headers.Authorization = `Bearer ${token}`;
   return headers;
 }
 
 function createProviderEdits(options: CodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
   const table = ['model_providers', options.providerId];
-  const existingHeaders = readTable(existingDocument, [...table, 'http_headers']);
-  const headers = mergeHttpHeaders(existingHeaders, options.token);
+  const headers = keepUserHttpHeaders(readTable(existingDocument, [...table, 'http_headers']));
   return [
     { kind: 'set', table, key: 'name', value: options.displayName ?? DEFAULT_PROVIDER_DISPLAY_NAME },
     { kind: 'set', table, key: 'base_url', value: options.baseUrl },
     { kind: 'set', table, key: 'wire_api', value: 'responses' },
+    { kind: 'set', table, key: 'experimental_bearer_token', value: options.token ?? NO_BRIDGE_TOKEN_PLACEHOLDER },
+    { kind: 'set', table, key: 'model_catalog_url', value: modelCatalogUrlFor(options.baseUrl, options.toolSurface) },
     Object.keys(headers).length > 0 ? { kind: 'set', table, key: 'http_headers', value: headers } : { kind: 'remove', table, key: 'http_headers' },
   ];
 }
@@ -636,20 +651,21 @@ export function createCodexProfileEdits(options: CodexProfileOptions, existingDo
 }
 
 /**
- * `--make-default`: the edits to the user's `config.toml` that make a plain `codex` use the bridge.
- * Only `model`, `model_provider`, `model_context_window` (when known) and our provider table change.
- * Never a top-level `profile` key (a hard error in Codex 0.171) and never `model_catalog_json`: a
- * catalog replaces Codex's bundled one, so there it would break every other model the user picks
- * with `-m`; the default run therefore gets the `functions` surface and `-p <profile>` the chosen one.
+ * `--make-default`: the edits to the user's `config.toml` that make a plain `codex` — and the Codex
+ * extension in VS Code, which runs `codex app-server` on this file and never passes `-p` — use the
+ * bridge. Only `model`, `model_provider` and our provider table change. Never a top-level `profile`
+ * key (a hard error in Codex 0.171), `model_catalog_json` (it would replace Codex's bundled catalog
+ * and hide OpenAI's models from the picker) or `model_context_window` (it would apply to OpenAI's
+ * models too): the provider's `model_catalog_url` gives Codex the bridge's models, their tool surface
+ * and context windows, for this provider only.
  */
 export function createMakeDefaultEdits(options: CodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
   const validated = validateCodexProfileOptions(options);
-  const edits: TomlEdit[] = [
+  return [
     { kind: 'set', table: [], key: 'model', value: validated.model },
     { kind: 'set', table: [], key: 'model_provider', value: validated.providerId },
+    ...createProviderEdits(validated, existingDocument),
   ];
-  if (validated.contextWindow !== null) edits.push({ kind: 'set', table: [], key: 'model_context_window', value: validated.contextWindow });
-  return [...edits, ...createProviderEdits(validated, existingDocument)];
 }
 
 function renderProfileHeader(options: CodexProfileOptions): string {
@@ -694,18 +710,43 @@ const SURFACE_INSTRUCTIONS: Record<Exclude<CodexToolSurface, 'functions'>, strin
     'Act through the exec tool: its input is JavaScript source (not JSON) that calls the tools declared in its description and prints what you need to see. Edit files with apply_patch from inside that code.',
 };
 
+/** Codex's input kinds a catalog entry can name; only `text` unless the backend reports vision. */
+export type CatalogInputModality = 'text' | 'image';
+
+/** What one catalog entry says about a model; the same shape for the catalog file and the live catalog. */
+export interface ModelCatalogEntryOptions {
+  model: string;
+  /** Provider display name, shown after the model name in Codex's picker. */
+  displayName: string;
+  toolSurface: CodexToolSurface;
+  contextWindow: number | null;
+  inputModalities: readonly CatalogInputModality[];
+  /** Effort levels the backend takes; empty makes Codex send no `reasoning.effort` at all. */
+  reasoningLevels: readonly string[];
+  /** One line for the picker (where the facts came from); omitted when null. */
+  description?: string | null;
+}
+
+const REASONING_LEVEL_DESCRIPTIONS: Record<string, string> = {
+  low: 'Faster answers with less reasoning',
+  medium: 'Balanced reasoning depth',
+  high: 'Deeper reasoning for harder problems',
+};
+
 /**
  * One catalog entry with the fields Codex 0.171 requires (codex-wire.md §5). `base_instructions`
  * replaces Codex's ~17k-character base prompt; a short one suits small local context windows, and
- * `model_instructions_file` in the profile overrides it.
+ * `model_instructions_file` in the profile overrides it. The `functions` surface gets an entry too
+ * (the live catalog needs one for the context window) but no `apply_patch_tool_type`: absent, Codex
+ * offers its plain function tools only.
  */
-export function renderModelCatalog(options: CodexProfileOptions): string {
-  const validated = validateCodexProfileOptions(options);
-  if (validated.toolSurface === 'functions') throw new InvalidRequestError('the functions tool surface needs no model catalog');
+export function renderModelCatalogEntry(options: ModelCatalogEntryOptions): Record<string, unknown> {
   const entry: Record<string, unknown> = {
-    slug: validated.model,
-    display_name: `${validated.model} (${validated.displayName ?? DEFAULT_PROVIDER_DISPLAY_NAME})`,
-    supported_reasoning_levels: [],
+    slug: options.model,
+    display_name: `${options.model} (${options.displayName})`,
+    ...(options.description ? { description: options.description } : {}),
+    supported_reasoning_levels: options.reasoningLevels.map((effort) => ({ effort, description: REASONING_LEVEL_DESCRIPTIONS[effort] ?? effort })),
+    ...(options.reasoningLevels.length > 0 ? { default_reasoning_level: options.reasoningLevels.includes('medium') ? 'medium' : options.reasoningLevels[0] } : {}),
     shell_type: 'shell_command',
     visibility: 'list',
     supported_in_api: true,
@@ -713,13 +754,35 @@ export function renderModelCatalog(options: CodexProfileOptions): string {
     support_verbosity: false,
     truncation_policy: { mode: 'tokens', limit: 10000 },
     experimental_supported_tools: [],
-    base_instructions: `${BASE_INSTRUCTIONS} ${SURFACE_INSTRUCTIONS[validated.toolSurface]}`,
-    apply_patch_tool_type: 'freeform',
+    input_modalities: [...options.inputModalities],
+    base_instructions: options.toolSurface === 'functions' ? BASE_INSTRUCTIONS : `${BASE_INSTRUCTIONS} ${SURFACE_INSTRUCTIONS[options.toolSurface]}`,
   };
-  if (validated.toolSurface === 'code-mode') {
+  if (options.toolSurface !== 'functions') entry.apply_patch_tool_type = 'freeform';
+  if (options.toolSurface === 'code-mode') {
     entry.tool_mode = 'code_mode_only';
     entry.use_responses_lite = true;
   }
-  if (validated.contextWindow !== null) entry.context_window = validated.contextWindow;
-  return `${JSON.stringify({ models: [entry] }, null, 2)}\n`;
+  if (options.contextWindow !== null) entry.context_window = options.contextWindow;
+  return entry;
+}
+
+/** A whole catalog in Codex's own format: `{"models":[…]}`, pretty-printed, ending in a newline. */
+export function serializeModelCatalog(entries: readonly Record<string, unknown>[]): string {
+  return `${JSON.stringify({ models: entries }, null, 2)}\n`;
+}
+
+/** The model catalog file of a profile (free-form surfaces only): one text-only entry. */
+export function renderModelCatalog(options: CodexProfileOptions): string {
+  const validated = validateCodexProfileOptions(options);
+  if (validated.toolSurface === 'functions') throw new InvalidRequestError('the functions tool surface needs no model catalog');
+  return serializeModelCatalog([
+    renderModelCatalogEntry({
+      model: validated.model,
+      displayName: validated.displayName ?? DEFAULT_PROVIDER_DISPLAY_NAME,
+      toolSurface: validated.toolSurface,
+      contextWindow: validated.contextWindow,
+      inputModalities: ['text'],
+      reasoningLevels: [],
+    }),
+  ]);
 }

@@ -105,7 +105,7 @@ describe('freeform-bridge codex-config', () => {
     const result = await run([...BASE, '--codex-home', home, '--token-env', 'BRIDGE_TOKEN', '--dry-run'], { BRIDGE_TOKEN: 'super-secret-token' });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, new RegExp(`^--- /dev/null\\n\\+\\+\\+ ${join(home, 'freeform-bridge.config.toml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
-    assert.match(result.stdout, /^\+http_headers = \{ "Authorization" = "Bearer \[redacted\]" \}$/m);
+    assert.match(result.stdout, /^\+experimental_bearer_token = "\[redacted\]"$/m);
     assert.doesNotMatch(result.stdout + result.stderr, /super-secret-token/);
     assert.match(result.stderr, /dry run: nothing written/);
     assert.equal(existsSync(home), false);
@@ -120,9 +120,10 @@ describe('freeform-bridge codex-config', () => {
     assert.match(first.stdout, new RegExp(`CODEX_HOME=${home.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} codex -p freeform-bridge`));
     assert.doesNotMatch(first.stdout + first.stderr, /super-secret-token/);
     const profile = parseToml(readFileSync(join(home, 'freeform-bridge.config.toml'), 'utf8')) as {
-      model_providers: Record<string, { http_headers: Record<string, string> }>;
+      model_providers: Record<string, { experimental_bearer_token: string; model_catalog_url: string }>;
     };
-    assert.equal(profile.model_providers['freeform-bridge']!.http_headers.Authorization, 'Bearer super-secret-token');
+    assert.equal(profile.model_providers['freeform-bridge']!.experimental_bearer_token, 'super-secret-token');
+    assert.equal(profile.model_providers['freeform-bridge']!.model_catalog_url, 'http://127.0.0.1:18080/v1/codex/models?tool_surface=code-mode');
     const catalog = JSON.parse(readFileSync(join(home, 'freeform-bridge.model_catalog.json'), 'utf8')) as { models: Array<Record<string, unknown>> };
     assert.equal(catalog.models[0]!.tool_mode, 'code_mode_only');
     if (process.platform !== 'win32') assert.equal(statSync(join(home, 'freeform-bridge.config.toml')).mode & 0o777, 0o600);
@@ -187,7 +188,43 @@ describe('freeform-bridge codex-config', () => {
     const result = await run([...BASE, '--codex-home', home, '--make-default']);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /backup {2}.*config\.toml\.bak-\d{8}T\d{6}Z/);
-    assert.match(result.stdout, /Plain `CODEX_HOME=.* codex` now uses the bridge too with Codex's plain function tools; the freeform surface needs `-p freeform-bridge`/);
+    assert.match(result.stdout, /Plain `CODEX_HOME=.* codex` and the Codex extension in VS Code now use the bridge too \(freeform surface, from the bridge's model catalog\)/);
+    assert.match(result.stdout, /Developer: Reload Window/);
+    assert.match(result.stdout, /Undo with: freeform-bridge codex-config --restore --codex-home /);
     assert.match(readFileSync(join(home, 'config.toml'), 'utf8'), /^# mine\nmodel = "qwen3-coder"\nmodel_provider = "freeform-bridge"\n\n\[model_providers\.freeform-bridge\]\n/);
+  });
+
+  it('--make-default over another model_provider prints the diff and refuses without --yes; --restore undoes it byte for byte', async () => {
+    const home = scratchHome();
+    mkdirSync(home, { recursive: true });
+    const original = '# mine\nmodel = "gpt-5.5"\nmodel_provider = "azure"\n';
+    writeFileSync(join(home, 'config.toml'), original);
+    const refused = await run([...BASE, '--codex-home', home, '--make-default']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stdout, /^-model_provider = "azure"$/m);
+    assert.match(refused.stdout, /^\+model_provider = "freeform-bridge"$/m);
+    assert.match(refused.stderr, /needs confirmation: .*model_provider = "azure"/);
+    assert.match(refused.stderr, /Nothing was written\. Run again with --yes/);
+    assert.equal(readFileSync(join(home, 'config.toml'), 'utf8'), original);
+    assert.deepEqual(readdirSync(home), ['config.toml']);
+
+    const applied = await run([...BASE, '--codex-home', home, '--make-default', '--yes']);
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.match(readFileSync(join(home, 'config.toml'), 'utf8'), /^model_provider = "freeform-bridge"$/m);
+
+    const dryRun = await run(['--restore', '--codex-home', home, '--dry-run']);
+    assert.equal(dryRun.code, 0, dryRun.stderr);
+    assert.match(dryRun.stdout, /^-model_provider = "freeform-bridge"$/m);
+    assert.match(dryRun.stdout, /^\+model_provider = "azure"$/m);
+    assert.notEqual(readFileSync(join(home, 'config.toml'), 'utf8'), original);
+
+    const restored = await run(['--restore', '--codex-home', home]);
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.match(restored.stdout, /restored .*config\.toml from .*config\.toml\.bak-/);
+    assert.equal(readFileSync(join(home, 'config.toml'), 'utf8'), original);
+    const again = await run(['--restore', '--codex-home', home]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /nothing to restore/);
+    assert.equal((await run(['--restore', '--model', 'x', '--codex-home', home])).code, 2);
   });
 });

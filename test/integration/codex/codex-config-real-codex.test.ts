@@ -113,6 +113,14 @@ describe('Codex config accepted by the real Codex CLI', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  /** The provider's `model_catalog_url`, fetched with the bridge token (this mock answers 404: a bridge that is down). */
+  function assertCatalogFetched(made: readonly RecordedRequest[], surface: string): void {
+    const fetches = made.filter((request) => request.method === 'GET');
+    assert.ok(fetches.length >= 1, `Codex did not fetch the model catalog: ${made.map((request) => `${request.method} ${request.url}`).join(', ')}`);
+    assert.match(fetches[0]!.url, new RegExp(`^/v1/codex/models\\?tool_surface=${surface}&client_version=\\d+\\.\\d+\\.\\d+$`));
+    assert.equal(fetches[0]!.headers.authorization, 'Bearer real-codex-token');
+  }
+
   async function runSurface(surface: string): Promise<RecordedRequest> {
     const codexHome = join(makeTempDir(`freeform-bridge-real-codex-${surface}-`), 'codex-home');
     await writeConfig(codexHome, baseUrl, ['--tool-surface', surface, '--context-window', '32768']);
@@ -122,9 +130,12 @@ describe('Codex config accepted by the real Codex CLI', () => {
     assert.match(result.stdout, /Hi from the mock/);
     assert.doesNotMatch(result.stderr, /unknown configuration field|Error loading config/);
     const made = requests.slice(before);
-    assert.ok(made.length >= 1, 'Codex sent no request to the mock');
-    const first = made[0]!;
-    assert.equal(first.method, 'POST');
+    // A profile's model_catalog_json replaces every catalog, the provider's URL included; without one
+    // (the functions surface) Codex fetches the live catalog.
+    if (surface === 'functions') assertCatalogFetched(made, surface);
+    else assert.deepEqual(made.filter((request) => request.method === 'GET'), []);
+    const first = made.find((request) => request.method === 'POST');
+    assert.ok(first, 'Codex sent no request to the mock');
     assert.equal(first.url, '/v1/responses');
     assert.equal(first.headers.authorization, 'Bearer real-codex-token');
     assert.equal(first.body.model, 'qwen3-coder');
@@ -186,7 +197,8 @@ describe('Codex config accepted by the real Codex CLI', () => {
     const result = await runCodex(codexHome, null);
     assert.equal(result.code, 0, `codex exited ${result.code}\n${result.stderr}`);
     assert.match(result.stdout, /Hi from the mock/);
-    const request = requests[before];
+    assertCatalogFetched(requests.slice(before), 'freeform');
+    const request = requests.slice(before).find((candidate) => candidate.method === 'POST');
     assert.ok(request, 'Codex sent no request to the mock');
     assert.equal(request.headers.authorization, 'Bearer real-codex-token');
     assert.equal(request.body.model, 'qwen3-coder');

@@ -59,11 +59,13 @@ describe('renderCodexProfile', () => {
           name: 'Freeform Bridge',
           base_url: 'http://127.0.0.1:18080/v1',
           wire_api: 'responses',
-          http_headers: { Authorization: 'Bearer token-123' },
+          experimental_bearer_token: 'token-123',
+          model_catalog_url: 'http://127.0.0.1:18080/v1/codex/models?tool_surface=freeform',
         },
       },
     });
-    assert.match(rendered.profileText, /^http_headers = \{ "Authorization" = "Bearer token-123" \}$/m);
+    assert.match(rendered.profileText, /^experimental_bearer_token = "token-123"$/m);
+    assert.doesNotMatch(rendered.profileText, /http_headers/);
     assert.match(rendered.profileText, /^# Codex profile written by `freeform-bridge codex-config`/);
     const catalog = JSON.parse(rendered.catalogText!) as { models: Array<Record<string, unknown>> };
     assert.equal(catalog.models.length, 1);
@@ -105,8 +107,12 @@ describe('renderCodexProfile', () => {
     const data = parsePlain(rendered.profileText);
     assert.equal(data.model_catalog_json, undefined);
     assert.equal(data.model_context_window, 65536);
-    assert.deepEqual((data.model_providers as Record<string, Record<string, unknown>>)['freeform-bridge']!.http_headers, undefined);
-    assert.doesNotMatch(rendered.profileText, /token/i);
+    const provider = (data.model_providers as Record<string, Record<string, unknown>>)['freeform-bridge']!;
+    assert.equal(provider.http_headers, undefined);
+    // Without a bridge token Codex still needs a bearer to fetch the catalog at all.
+    assert.equal(provider.experimental_bearer_token, 'freeform-bridge-needs-no-token');
+    assert.equal(provider.model_catalog_url, 'http://127.0.0.1:18080/v1/codex/models?tool_surface=functions');
+    assert.doesNotMatch(rendered.profileText, /bridge token/i);
   });
 
   it('is a fixed point of its own edits (a second run changes nothing)', () => {
@@ -303,11 +309,12 @@ describe('editTomlText', () => {
 });
 
 describe('profile and make-default edits on existing documents', () => {
-  it('keeps the user\'s extra headers and replaces only Authorization', () => {
+  it('keeps the user\'s extra headers and moves the token out of Authorization into experimental_bearer_token', () => {
     const existing = { model_providers: { 'freeform-bridge': { http_headers: { authorization: 'Bearer old', 'X-Team': 'a' } } } };
     const edits = createCodexProfileEdits(options({ token: 'new-token' }), existing);
     const headersEdit = edits.find((edit) => edit.key === 'http_headers');
-    assert.deepEqual(headersEdit, { kind: 'set', table: ['model_providers', 'freeform-bridge'], key: 'http_headers', value: { 'X-Team': 'a', Authorization: 'Bearer new-token' } });
+    assert.deepEqual(headersEdit, { kind: 'set', table: ['model_providers', 'freeform-bridge'], key: 'http_headers', value: { 'X-Team': 'a' } });
+    assert.deepEqual(edits.find((edit) => edit.key === 'experimental_bearer_token'), { kind: 'set', table: ['model_providers', 'freeform-bridge'], key: 'experimental_bearer_token', value: 'new-token' });
     const withoutToken = createCodexProfileEdits(options({ token: null }), { model_providers: { 'freeform-bridge': { http_headers: { Authorization: 'Bearer old' } } } });
     assert.deepEqual(withoutToken.find((edit) => edit.key === 'http_headers'), { kind: 'remove', table: ['model_providers', 'freeform-bridge'], key: 'http_headers' });
   });
@@ -317,22 +324,30 @@ describe('profile and make-default edits on existing documents', () => {
     const edited = editTomlText(freeform, createCodexProfileEdits(options({ toolSurface: 'functions' }), parsePlain(freeform)));
     assert.equal(parsePlain(edited).model_catalog_json, undefined);
     // Only the key's line goes; the header comment is the user's to keep now.
-    assert.equal(edited, freeform.replace('model_catalog_json = "freeform-bridge.model_catalog.json"\n', ''));
+    assert.equal(
+      edited,
+      freeform.replace('model_catalog_json = "freeform-bridge.model_catalog.json"\n', '').replace('?tool_surface=freeform"', '?tool_surface=functions"'),
+    );
   });
 
-  it('make-default sets model, provider and the provider table, never profile or a catalog', () => {
-    const edits = createMakeDefaultEdits(options({ contextWindow: 4096 }), null);
+  it('make-default sets model, provider and the provider table with its catalog URL, never profile, a catalog file or a global context window', () => {
+    const edits = createMakeDefaultEdits(options({ contextWindow: 4096, toolSurface: 'code-mode' }), null);
     assert.deepEqual(
       edits.map((edit) => [edit.kind, [...edit.table, edit.key].join('.')]),
       [
         ['set', 'model'],
         ['set', 'model_provider'],
-        ['set', 'model_context_window'],
         ['set', 'model_providers.freeform-bridge.name'],
         ['set', 'model_providers.freeform-bridge.base_url'],
         ['set', 'model_providers.freeform-bridge.wire_api'],
-        ['set', 'model_providers.freeform-bridge.http_headers'],
+        ['set', 'model_providers.freeform-bridge.experimental_bearer_token'],
+        ['set', 'model_providers.freeform-bridge.model_catalog_url'],
+        ['remove', 'model_providers.freeform-bridge.http_headers'],
       ],
+    );
+    assert.deepEqual(
+      edits.find((edit) => edit.key === 'model_catalog_url'),
+      { kind: 'set', table: ['model_providers', 'freeform-bridge'], key: 'model_catalog_url', value: 'http://127.0.0.1:18080/v1/codex/models?tool_surface=code-mode' },
     );
   });
 
@@ -372,7 +387,8 @@ describe('profile and make-default edits on existing documents', () => {
           'name = "Freeform Bridge"',
           'base_url = "http://127.0.0.1:18080/v1"',
           'wire_api = "responses"',
-          'http_headers = { "Authorization" = "Bearer token-123" }',
+          'experimental_bearer_token = "token-123"',
+          'model_catalog_url = "http://127.0.0.1:18080/v1/codex/models?tool_surface=freeform"',
           '',
         ].join('\r\n'),
       );

@@ -1,20 +1,24 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import {
+  applyCodexConfigRestore,
   applyCodexConfigWrite,
   CodexConfigFileError,
-  fetchBackendModels,
   formatCodexConfigPlanDiff,
   formatUnifiedDiff,
+  isCodexDefaultPointedAtBridge,
+  planCodexConfigRestore,
   planCodexConfigWrite,
+  RESTORE_RECORD_FILE_NAME,
   type CodexConfigFileProblem,
   type CodexConfigWriteOptions,
 } from '../../../src/server/codex-config-file.ts';
+import { fetchBackendModels } from '../../../src/server/backend-models.ts';
 import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../../../src/core/errors.ts';
 import { makeTempDir } from '../../support/cleanup.ts';
 
@@ -101,14 +105,16 @@ describe('planCodexConfigWrite + applyCodexConfigWrite', () => {
     const profilePath = join(codexHome, 'freeform-bridge.config.toml');
     const edited = readFileSync(profilePath, 'utf8')
       .replace('model = "qwen3-coder"\n', 'model = "qwen3-coder"\n# I like it thorough\nmodel_reasoning_effort = "high"\n')
-      .replace('http_headers = { "Authorization" = "Bearer secret-token" }', 'http_headers = { "Authorization" = "Bearer secret-token", "X-Team" = "blue" }');
+      .replace('experimental_bearer_token = "secret-token"\n', 'experimental_bearer_token = "secret-token"\nhttp_headers = { "X-Team" = "blue" }\n');
     writeFileSync(profilePath, edited);
     await write(codexHome, { baseUrl: 'http://127.0.0.1:19999/v1', token: 'rotated-token' });
     const text = readFileSync(profilePath, 'utf8');
     assert.match(text, /# I like it thorough\nmodel_reasoning_effort = "high"\n/);
-    const data = parsePlain(text) as { model_providers: Record<string, { base_url: string; http_headers: Record<string, string> }> };
+    const data = parsePlain(text) as { model_providers: Record<string, { base_url: string; http_headers: Record<string, string>; experimental_bearer_token: string; model_catalog_url: string }> };
     assert.equal(data.model_providers['freeform-bridge']!.base_url, 'http://127.0.0.1:19999/v1');
-    assert.deepEqual(data.model_providers['freeform-bridge']!.http_headers, { 'X-Team': 'blue', Authorization: 'Bearer rotated-token' });
+    assert.equal(data.model_providers['freeform-bridge']!.model_catalog_url, 'http://127.0.0.1:19999/v1/codex/models?tool_surface=freeform');
+    assert.deepEqual(data.model_providers['freeform-bridge']!.http_headers, { 'X-Team': 'blue' });
+    assert.equal(data.model_providers['freeform-bridge']!.experimental_bearer_token, 'rotated-token');
   });
 
   it('switching to the functions surface drops the catalog reference and writes no catalog', async () => {
@@ -259,14 +265,15 @@ describe('config.toml', () => {
     const expected =
       tricky
         .replace('model = "gpt-5.5"   # the best one', 'model = "qwen3-coder"   # the best one')
-        .replace('approval_policy = "on-request"\r\n', 'approval_policy = "on-request"\r\nmodel_provider = "freeform-bridge"\r\nmodel_context_window = 65536\r\n') +
+        .replace('approval_policy = "on-request"\r\n', 'approval_policy = "on-request"\r\nmodel_provider = "freeform-bridge"\r\n') +
       [
         '',
         '[model_providers.freeform-bridge]',
         'name = "Freeform Bridge"',
         'base_url = "http://127.0.0.1:18080/v1"',
         'wire_api = "responses"',
-        'http_headers = { "Authorization" = "Bearer secret-token" }',
+        'experimental_bearer_token = "secret-token"',
+        'model_catalog_url = "http://127.0.0.1:18080/v1/codex/models?tool_surface=freeform"',
         '',
       ].join('\r\n');
     assert.equal(edited, expected);
@@ -282,7 +289,15 @@ describe('config.toml', () => {
     assert.deepEqual(parsePlain(readFileSync(join(codexHome, 'config.toml'), 'utf8')), {
       model: 'qwen3-coder',
       model_provider: 'freeform-bridge',
-      model_providers: { 'freeform-bridge': { name: 'Freeform Bridge', base_url: 'http://127.0.0.1:18080/v1', wire_api: 'responses' } },
+      model_providers: {
+        'freeform-bridge': {
+          name: 'Freeform Bridge',
+          base_url: 'http://127.0.0.1:18080/v1',
+          wire_api: 'responses',
+          experimental_bearer_token: 'freeform-bridge-needs-no-token',
+          model_catalog_url: 'http://127.0.0.1:18080/v1/codex/models?tool_surface=freeform',
+        },
+      },
     });
   });
 
@@ -322,6 +337,89 @@ describe('config.toml', () => {
     const { result } = await write(codexHome);
     assert.equal(result.written.length, 2);
     assert.equal(readFileSync(dotfile, 'utf8'), 'model = "gpt-5.5"\n');
+  });
+});
+
+describe('config.toml: confirmation, foreign files and restore', () => {
+  const original = '# mine\r\nmodel = "gpt-5.5"\r\nmodel_provider = "azure"   # work\r\n\r\n[model_providers.azure]\r\nname = "Azure"\r\nbase_url = "https://example.openai.azure.com/openai"\r\n';
+
+  function homeWithConfig(context: { after: (hook: () => void) => void }, text: string | null): { codexHome: string; configPath: string } {
+    const codexHome = scratchHome();
+    context.after(() => rmSync(join(codexHome, '..'), { recursive: true, force: true }));
+    mkdirSync(codexHome, { recursive: true });
+    const configPath = join(codexHome, 'config.toml');
+    if (text !== null) writeFileSync(configPath, text);
+    return { codexHome, configPath };
+  }
+
+  it('asks before replacing another model_provider, and writes nothing without the confirmation', async (context) => {
+    const { codexHome, configPath } = homeWithConfig(context, original);
+    const plan = await planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true }));
+    assert.equal(plan.confirmations.length, 1);
+    assert.match(plan.confirmations[0]!, /sets model_provider = "azure": this replaces it with "freeform-bridge".*--restore/);
+    await assertRefused(() => applyCodexConfigWrite(plan), 'needs-confirmation', /nothing was written: .*model_provider = "azure"/);
+    assert.deepEqual(readdirSync(codexHome), ['config.toml']);
+    assert.equal(readFileSync(configPath, 'utf8'), original);
+    const result = await applyCodexConfigWrite(plan, { confirmed: true });
+    assert.equal(result.backups.length, 1);
+    assert.match(readFileSync(configPath, 'utf8'), /^model_provider = "freeform-bridge" {3}# work\r$/m);
+  });
+
+  it('restore puts config.toml back byte for byte (mode too), even after a second --make-default', async (context) => {
+    const { codexHome, configPath } = homeWithConfig(context, original);
+    if (!onWindows) chmodSync(configPath, 0o640);
+    await applyCodexConfigWrite(await planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true, now: new Date('2025-01-01T00:00:00Z') })), { confirmed: true });
+    // A second run (the port moved) must not make the bridge's own file the one to go back to.
+    await applyCodexConfigWrite(await planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true, baseUrl: 'http://127.0.0.1:18081/v1', now: new Date('2025-01-02T00:00:00Z') })));
+    assert.match(readFileSync(configPath, 'utf8'), /127\.0\.0\.1:18081/);
+    assert.equal(await isCodexDefaultPointedAtBridge(codexHome, 'freeform-bridge'), true);
+    assert.equal(await isCodexDefaultPointedAtBridge(codexHome, 'freeform-bridge-other'), false);
+    const plan = await planCodexConfigRestore(codexHome);
+    assert.equal(plan.editedSinceWrite, false);
+    assert.equal(plan.backupPath, `${configPath}.bak-20250101T000000Z`);
+    const result = await applyCodexConfigRestore(plan);
+    assert.deepEqual(result, { savedCurrentAs: null, restored: 'content' });
+    assert.deepEqual(readFileSync(configPath), Buffer.from(original, 'utf8'));
+    if (!onWindows) assert.equal(mode(configPath), 0o640);
+    assert.equal(existsSync(join(codexHome, RESTORE_RECORD_FILE_NAME)), false);
+    assert.equal(await isCodexDefaultPointedAtBridge(codexHome, 'freeform-bridge'), false);
+    await assertRefused(() => planCodexConfigRestore(codexHome), 'nothing-to-restore', /nothing to restore/);
+  });
+
+  it('restore removes a config.toml that did not exist before', async (context) => {
+    const { codexHome, configPath } = homeWithConfig(context, null);
+    await write(codexHome, { makeDefault: true });
+    assert.equal(existsSync(configPath), true);
+    const result = await applyCodexConfigRestore(await planCodexConfigRestore(codexHome));
+    assert.equal(result.restored, 'removed');
+    assert.equal(existsSync(configPath), false);
+  });
+
+  it('restore over edits made since needs a confirmation and keeps the edited file as a backup', async (context) => {
+    const { codexHome, configPath } = homeWithConfig(context, original);
+    await applyCodexConfigWrite(await planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true })), { confirmed: true });
+    const edited = `${readFileSync(configPath, 'utf8')}approval_policy = "never"\r\n`;
+    writeFileSync(configPath, edited);
+    const plan = await planCodexConfigRestore(codexHome, new Date('2025-03-04T05:06:07Z'));
+    assert.equal(plan.editedSinceWrite, true);
+    await assertRefused(() => applyCodexConfigRestore(plan), 'needs-confirmation', /was edited after freeform-bridge changed it/);
+    assert.equal(readFileSync(configPath, 'utf8'), edited);
+    const result = await applyCodexConfigRestore(plan, { confirmed: true });
+    assert.equal(result.savedCurrentAs, `${configPath}.bak-20250304T050607Z-before-restore`);
+    assert.equal(readFileSync(result.savedCurrentAs, 'utf8'), edited);
+    assert.deepEqual(readFileSync(configPath), Buffer.from(original, 'utf8'));
+  });
+
+  it('refuses a config.toml owned by another user and says what it would have added', { skip: !isRoot && 'needs root to give a file to another user' }, async (context) => {
+    const { codexHome, configPath } = homeWithConfig(context, original);
+    chownSync(configPath, 12345, 12345);
+    await assertRefused(
+      () => planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true })),
+      'foreign-owned',
+      /belongs to another user \(uid 12345\).*left untouched.*\nThe settings it would have added to .*config\.toml:\nmodel = "qwen3-coder"/s,
+    );
+    assert.equal(readFileSync(configPath, 'utf8'), original);
+    assert.deepEqual(readdirSync(codexHome), ['config.toml']);
   });
 });
 

@@ -21,6 +21,7 @@ const COMMANDS = [
   'freeformBridge.toggle',
   'freeformBridge.showTraffic',
   'freeformBridge.writeCodexConfig',
+  'freeformBridge.restoreCodexConfig',
   'freeformBridge.setBackendApiKey',
   'freeformBridge.copyCodexCommand',
   'freeformBridge.showLog',
@@ -279,7 +280,7 @@ describe('Freeform Bridge in a real VS Code extension host', function () {
     const profilePath = join(codexHome, 'freeform-bridge.config.toml');
     const profile = readFileSync(profilePath, 'utf8');
     assert.ok(profile.includes(`${url}/v1`), profile);
-    assert.ok(profile.includes(`Bearer ${api.getBridgeToken()}`), 'the profile carries the bridge token');
+    assert.ok(profile.includes(`experimental_bearer_token = "${api.getBridgeToken()}"`), 'the profile carries the bridge token');
     assert.match(profile, new RegExp(`model = "${FAKE_MODEL}"`));
     const firstWrite = statSync(profilePath).mtimeMs;
 
@@ -321,6 +322,31 @@ describe('Freeform Bridge in a real VS Code extension host', function () {
     assert.match(profile, /model_catalog_json = "freeform-bridge.model_catalog.json"/, 'the default tool surface is freeform');
     const previews = vscode.window.tabGroups.all.flatMap((group) => group.tabs).filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === 'freeform-bridge-preview');
     assert.deepEqual(previews.map((tab) => tab.label), [], 'the preview diffs are closed after writing');
+  });
+
+  it('Write Codex Config "also for the Codex extension" edits config.toml with a backup; Restore Codex Config puts it back byte for byte', async () => {
+    const { url } = await waitForState((value) => value.status === 'on', 'the bridge to run');
+    const configPath = join(codexHome, 'config.toml');
+    const original = '# mine\r\nmodel = "gpt-5.5"\r\n\r\n[tui]\r\nnotifications = true\r\n';
+    writeFileSync(configPath, original);
+    const outcome = await vscode.commands.executeCommand<{ kind: string; files: string[] }>('freeformBridge.writeCodexConfig', {
+      model: FAKE_MODEL,
+      toolSurface: 'freeform',
+      alsoForCodexExtension: true,
+      confirmed: true,
+    });
+    assert.equal(outcome?.kind, 'written', JSON.stringify(outcome));
+    const config = readFileSync(configPath, 'utf8');
+    assert.ok(config.startsWith(`# mine\r\nmodel = "${FAKE_MODEL}"\r\nmodel_provider = "freeform-bridge"\r\n`), config);
+    assert.ok(config.includes(`model_catalog_url = "${url}/v1/codex/models?tool_surface=freeform"`), config);
+    assert.ok(config.includes(`experimental_bearer_token = "${api.getBridgeToken()}"`), 'the catalog fetch needs the bearer in experimental_bearer_token');
+    const restored = await vscode.commands.executeCommand<{ kind: string; restored?: string }>('freeformBridge.restoreCodexConfig', { confirmed: true });
+    assert.equal(restored?.kind, 'restored', JSON.stringify(restored));
+    assert.deepEqual(readFileSync(configPath), Buffer.from(original, 'utf8'));
+    const nothingLeft = await vscode.commands.executeCommand<{ kind: string; message?: string }>('freeformBridge.restoreCodexConfig', { confirmed: true });
+    assert.equal(nothingLeft?.kind, 'refused');
+    assert.match(nothingLeft?.message ?? '', /nothing to restore/);
+    rmSync(configPath, { force: true });
   });
 
   it('Copy Codex Command names the profile and the configured CODEX_HOME', async () => {
