@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { checkCodexAvailability } from '../e2e/codex/codex-session.ts';
+import { trackProcessGroup } from '../support/cleanup.ts';
 
 export interface JsonRpcMessage {
   id?: number | string;
@@ -63,7 +64,8 @@ export function startAppServer(options: StartAppServerOptions): AppServer {
   // Nothing from the machine may leak in: the provider in config.toml is all Codex gets.
   delete environment.OPENAI_API_KEY;
   delete environment.OPENAI_BASE_URL;
-  const child: ChildProcessWithoutNullStreams = spawn(binary, ['app-server'], { cwd: options.cwd, env: environment, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  // Tracked: the whole group is killed when this test process ends, on whatever path it ends.
+  const child: ChildProcessWithoutNullStreams = trackProcessGroup(spawn(binary, ['app-server'], { cwd: options.cwd, env: environment, stdio: ['pipe', 'pipe', 'pipe'], detached: true }));
   const notifications: JsonRpcMessage[] = [];
   const serverRequests: ServerRequestRecord[] = [];
   const pending = new Map<number, { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void; method: string }>();

@@ -3,14 +3,14 @@
  * bridge by `freeform-bridge codex-config --make-default` (the real command), a bridge in front of a
  * mock backend, and a workspace folder. `codex app-server` then runs on that CODEX_HOME.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCodexConfigCommand } from '../../src/cli/codex-config-command.ts';
 import type { CodexToolSurface } from '../../src/core/codex-config/render-codex-config.ts';
 import { startTestBridge, type StartedBridge } from '../support/bridge-harness.ts';
 import { startMockBackend, type MockBackend, type MockTurn, type RecordedRequest } from '../support/mock-backend/create-mock-backend.ts';
 import { startAppServer, type AppServer } from './app-server-client.ts';
+import { makeTempDir } from '../support/cleanup.ts';
 
 export const IDE_MODEL = 'qwen3-coder';
 export const IDE_PROVIDER_ID = 'freeform-bridge';
@@ -41,7 +41,7 @@ export interface IdeSetup {
 }
 
 export async function startIdeSetup(options: IdeSetupOptions): Promise<IdeSetup> {
-  const scratch = mkdtempSync(join(tmpdir(), `freeform-bridge-appserver-${options.surface}-`));
+  const scratch = makeTempDir(`freeform-bridge-appserver-${options.surface}-`);
   const codexHome = join(scratch, 'codex-home');
   const workspace = join(scratch, 'workspace');
   mkdirSync(codexHome);
