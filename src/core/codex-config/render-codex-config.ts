@@ -771,7 +771,12 @@ export function serializeModelCatalog(entries: readonly Record<string, unknown>[
   return `${JSON.stringify({ models: entries }, null, 2)}\n`;
 }
 
-/** The model catalog file of a profile (free-form surfaces only): one text-only entry. */
+/**
+ * The model catalog file of a profile (free-form surfaces only): one entry. It is written without
+ * asking the backend, so it cannot know whether the model sees images; it declares what Codex assumes
+ * for a model without metadata (text and images), so `view_image` stays offered as it is without the
+ * profile. The bridge's live catalog, which does ask, says text-only unless the backend reports vision.
+ */
 export function renderModelCatalog(options: CodexProfileOptions): string {
   const validated = validateCodexProfileOptions(options);
   if (validated.toolSurface === 'functions') throw new InvalidRequestError('the functions tool surface needs no model catalog');
@@ -781,7 +786,7 @@ export function renderModelCatalog(options: CodexProfileOptions): string {
       displayName: validated.displayName ?? DEFAULT_PROVIDER_DISPLAY_NAME,
       toolSurface: validated.toolSurface,
       contextWindow: validated.contextWindow,
-      inputModalities: ['text'],
+      inputModalities: ['text', 'image'],
       reasoningLevels: [],
     }),
   ]);
