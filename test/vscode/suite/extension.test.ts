@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
@@ -38,11 +38,28 @@ async function isRefused(url: string): Promise<boolean> {
   }
 }
 
+/**
+ * A port held by another program: a TCP server that accepts and never answers. The extension's
+ * identity check connects to it; a plain close() would then wait for that connection forever, so
+ * closeBlocker() cuts the connections too.
+ */
 function occupyPort(): Promise<Server> {
   return new Promise((resolveServer, reject) => {
-    const server = createServer();
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined);
+      heldConnections.set(server, [...(heldConnections.get(server) ?? []), socket]);
+    });
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolveServer(server));
+  });
+}
+
+const heldConnections = new WeakMap<Server, Socket[]>();
+
+function closeBlocker(server: Server): Promise<void> {
+  return new Promise<void>((resolveClosed) => {
+    server.close(() => resolveClosed());
+    for (const socket of heldConnections.get(server) ?? []) socket.destroy();
   });
 }
 
@@ -195,7 +212,7 @@ describe('Freeform Bridge in a real VS Code extension host', function () {
     const before = state();
     const placeholder = await occupyPort();
     const newPort = portOf(placeholder);
-    await new Promise<void>((resolveClosed) => placeholder.close(() => resolveClosed()));
+    await closeBlocker(placeholder);
     await updateSetting('port', newPort);
     const after = await waitForState((value) => value.status === 'on' && value.port === newPort, `the bridge to move to port ${newPort}`);
     assert.equal((await fetch(`${after.url}/healthz`)).status, 200);
@@ -219,7 +236,7 @@ describe('Freeform Bridge in a real VS Code extension host', function () {
       assert.equal((await fetch(`${current.url}/healthz`)).status, 200);
       assert.equal(vscode.workspace.getConfiguration('freeformBridge').get('port'), blockedPort, 'the user\'s setting is kept');
     } finally {
-      await new Promise<void>((resolveClosed) => blocker.close(() => resolveClosed()));
+      await closeBlocker(blocker);
       await updateSetting('port', undefined);
     }
   });
@@ -236,7 +253,7 @@ describe('Freeform Bridge in a real VS Code extension host', function () {
       assert.match(failed.statusBarText, /error/);
       assert.ok(failed.statusBarTooltip.includes(`port ${blockedPort}`), failed.statusBarTooltip);
     } finally {
-      await new Promise<void>((resolveClosed) => blocker.close(() => resolveClosed()));
+      await closeBlocker(blocker);
       await updateSetting('port', undefined);
     }
     const started = await waitForState((value) => value.status === 'on', 'the bridge to start once the port setting is fixed');
