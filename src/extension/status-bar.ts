@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import type { BridgeStatus } from './bridge-controller.ts';
+import type { BridgeController, BridgeStatus } from './bridge-controller.ts';
+import { readBridgeSettings } from './settings.ts';
 
 export interface StatusBarView {
   status: BridgeStatus;
@@ -57,4 +58,29 @@ export function renderStatusBarItem(item: vscode.StatusBarItem, view: StatusBarV
   }
   item.tooltip = tooltip;
   item.accessibilityInformation = { label: item.text.replace(/\$\([^)]*\)\s*/g, '') };
+}
+
+/** The status bar item, kept in step with the bridge; `refresh` also redraws after a settings change. */
+export function createBridgeStatusBar(controller: BridgeController): { item: vscode.StatusBarItem; refresh(): void; dispose(): void } {
+  const item = vscode.window.createStatusBarItem('freeformBridge.status', vscode.StatusBarAlignment.Right, 100);
+  item.name = 'Freeform Bridge';
+  const refresh = (): void => {
+    const running = controller.getRunningSettings();
+    renderStatusBarItem(item, {
+      status: controller.getStatus(),
+      ...controller.getCounts(),
+      backendUrl: (running ?? readBridgeSettings()).backendUrl,
+    });
+  };
+  refresh();
+  item.show();
+  const subscription = controller.onDidChangeStatus(refresh);
+  return {
+    item,
+    refresh,
+    dispose: () => {
+      subscription.dispose();
+      item.dispose();
+    },
+  };
 }

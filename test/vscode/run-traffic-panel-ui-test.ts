@@ -186,6 +186,8 @@ async function main(): Promise<number> {
       await workbench.locator('.tabs-container .tab', { hasText: 'Freeform Bridge Traffic' }).first().waitFor({ timeout: 20_000 });
       await panel.locator('#title', { hasText: 'Live traffic' }).waitFor({ timeout: 30_000 });
       await waitForRows(panel, (count) => count === 1, 'the snapshot row');
+      // Marks the row's element: an update that rebuilt the list would lose the mark.
+      await panel.locator('#list [role="option"]').first().evaluate((row) => row.setAttribute('data-snapshot-row', 'kept'));
       writeFileSync(join(control, SNAPSHOT_CHECKED_FILE), '');
     });
 
@@ -195,6 +197,8 @@ async function main(): Promise<number> {
       const labels = await panel.locator('#list [role="option"]').evaluateAll((rows) => rows.map((row) => row.getAttribute('aria-label') ?? ''));
       assertThat(/failed|incomplete/.test(labels[0] ?? '') && /503|failed/.test(labels[0] ?? ''), `newest first: the overload error on top; labels ${JSON.stringify(labels)}`);
       assertThat(/1 lifted call/.test(labels[2] ?? '') && /warnings?/.test(labels[2] ?? ''), `the first exchange at the bottom with its call and warnings: ${labels[2]}`);
+      const marks = await panel.locator('#list [role="option"]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-snapshot-row') ?? ''));
+      assertThat(JSON.stringify(marks) === JSON.stringify(['', '', 'kept']), `the new rows are added and the snapshot row is kept, not redrawn: marks ${JSON.stringify(marks)}`);
     });
 
     await check('the list is keyboard navigable: End then Enter opens the first round trip', async () => {

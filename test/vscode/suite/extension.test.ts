@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import type { FreeformBridgeTestApi } from '../../../src/extension/extension.ts';
+import type { FreeformBridgeTestApi } from '../../../src/extension/test-api.ts';
 import { FAKE_MODEL, startFakeBackend, type FakeBackend } from './fake-backend.ts';
 import { responsesRequest, updateSetting, waitFor } from './suite-support.ts';
 

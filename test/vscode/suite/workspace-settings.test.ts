@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import type { BackendCheckOutcome } from '../../../src/extension/describe-backend-check.ts';
-import type { FreeformBridgeTestApi } from '../../../src/extension/extension.ts';
+import type { FreeformBridgeTestApi } from '../../../src/extension/test-api.ts';
 import { FAKE_MODEL, startFakeBackend, type FakeBackend } from './fake-backend.ts';
 import { HOSTILE_BACKEND_VARIABLE } from './hostile-workspace.ts';
 import { responsesRequest, updateSetting, waitFor } from './suite-support.ts';

@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import type { FreeformBridgeTestApi } from '../../../src/extension/extension.ts';
+import type { FreeformBridgeTestApi } from '../../../src/extension/test-api.ts';
 import { CAPTURE_VARIABLE, CONTROL_DIRECTORY_VARIABLE, DONE_FILE, SNAPSHOT_CHECKED_FILE, UI_MARKER, type DriverPhase } from './markers.ts';
 
 const EXTENSION_ID = 'freeform-bridge.freeform-bridge';

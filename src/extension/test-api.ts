@@ -1,0 +1,64 @@
+import type * as vscode from 'vscode';
+import type { BridgeStatus } from './bridge-controller.ts';
+import type { ExtensionServices } from './extension-services.ts';
+import type { TrafficPanel } from './traffic-panel.ts';
+import type { IgnoredWorkspaceSettings, WorkspaceSettingGuard } from './workspace-setting-guard.ts';
+
+/**
+ * Returned by activate() only when VS Code runs the extension's tests (ExtensionMode.Test): the
+ * real-VS-Code suites read the state through it instead of scraping the workbench.
+ */
+export interface FreeformBridgeTestApi {
+  getState(): {
+    status: BridgeStatus['kind'];
+    url: string | null;
+    port: number | null;
+    backendUrl: string | null;
+    errorMessage: string | null;
+    /** Why the latest start or restart failed (also while a kept previous server runs). */
+    lastStartFailure: { reason: string; message: string; port: number } | null;
+    roundTrips: number;
+    warnings: number;
+    statusBarText: string;
+    statusBarTooltip: string;
+    trafficLines: readonly string[];
+    trafficPanel: { open: boolean; readyCount: number };
+    /** User-only settings the workspace tried to set, and the notices shown about them. */
+    ignoredWorkspaceSettings: readonly IgnoredWorkspaceSettings[];
+    workspaceSettingNotices: readonly string[];
+    /** The origin the stored backend API key is bound to (null: no key). */
+    backendApiKeyOrigin: string | null;
+  };
+  getBridgeToken(): string;
+}
+
+export function createTestApi(
+  { controller, secrets }: ExtensionServices,
+  views: { statusBarItem: vscode.StatusBarItem; trafficPanel: TrafficPanel; workspaceSettingGuard: WorkspaceSettingGuard },
+): FreeformBridgeTestApi {
+  const { statusBarItem, trafficPanel, workspaceSettingGuard } = views;
+  return {
+    getState: () => {
+      const status = controller.getStatus();
+      const tooltip = statusBarItem.tooltip;
+      return {
+        status: status.kind,
+        url: status.kind === 'on' ? status.url : null,
+        port: status.kind === 'on' ? status.port : null,
+        backendUrl: status.kind === 'on' ? status.backendUrl : null,
+        errorMessage: status.kind === 'error' ? status.message : null,
+        lastStartFailure: controller.getLastStartFailure(),
+        ...controller.getCounts(),
+        statusBarText: statusBarItem.text,
+        // Markdown source with appendText's escapes undone, so tests can look for plain phrases.
+        statusBarTooltip: (typeof tooltip === 'string' ? tooltip : (tooltip?.value ?? '')).replace(/&nbsp;/g, ' '),
+        trafficLines: [...controller.getTrafficLines()],
+        trafficPanel: trafficPanel.getViewState(),
+        ignoredWorkspaceSettings: workspaceSettingGuard.getIgnored(),
+        workspaceSettingNotices: workspaceSettingGuard.getShownNotices(),
+        backendApiKeyOrigin: secrets.getBackendApiKeyOrigin(),
+      };
+    },
+    getBridgeToken: () => secrets.getBridgeToken(),
+  };
+}

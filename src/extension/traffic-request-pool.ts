@@ -1,0 +1,108 @@
+import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
+import { isPlainObject, parseJson } from '../core/parse-json.ts';
+
+/*
+ * The lowered requests of a session, each shared part kept once. Codex resends the whole
+ * conversation on every turn, so consecutive lowered requests share almost all their messages and
+ * the whole tool list. Each message and each tool list is therefore kept once, as JSON text in a
+ * reference-counted pool, and every request is a list of references: a long session costs about
+ * one copy of its history, not one per turn.
+ */
+
+/** A JSON fragment kept once however many requests contain it. */
+export interface PoolEntry {
+  text: string;
+  references: number;
+  /** UTF-8 length, for the request size shown in the list. */
+  utf8Bytes: number;
+}
+
+export interface StoredRequest {
+  /** The request as JSON with `messages` (and `tools`, when present) emptied; key order kept. */
+  head: string;
+  messages: PoolEntry[];
+  tools: PoolEntry | null;
+}
+
+/** Retained bytes are counted as UTF-16 (an upper bound of V8's string storage). */
+export function stringBytes(text: string | null | undefined): number {
+  return text ? text.length * 2 : 0;
+}
+
+export class RequestPool {
+  private readonly entries = new Map<string, PoolEntry>();
+  private pooledBytes = 0;
+
+  /** @param redactText applied to every fragment before it is kept (and before it is compared). */
+  constructor(private readonly redactText: (text: string) => string) {}
+
+  /** Bytes of the pooled fragments (the heads are the caller's to count). */
+  get bytes(): number {
+    return this.pooledBytes;
+  }
+
+  store(request: ChatRequest): StoredRequest {
+    const hasTools = request.tools !== undefined;
+    // Emptied, not deleted: the rebuilt request keeps the original key order.
+    const head = this.redactText(JSON.stringify({ ...request, messages: [], ...(hasTools ? { tools: [] } : {}) }));
+    return {
+      head,
+      messages: request.messages.map((message) => this.acquire(JSON.stringify(message))),
+      tools: hasTools ? this.acquire(JSON.stringify(request.tools)) : null,
+    };
+  }
+
+  /** Gives back a request's fragments; a fragment no other request holds is freed. */
+  releaseRequest(request: StoredRequest): void {
+    for (const entry of request.messages) this.release(entry);
+    if (request.tools) this.release(request.tools);
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.pooledBytes = 0;
+  }
+
+  private acquire(json: string): PoolEntry {
+    const text = this.redactText(json);
+    const existing = this.entries.get(text);
+    if (existing) {
+      existing.references += 1;
+      return existing;
+    }
+    const entry: PoolEntry = { text, references: 1, utf8Bytes: Buffer.byteLength(text, 'utf8') };
+    this.entries.set(text, entry);
+    this.pooledBytes += stringBytes(text);
+    return entry;
+  }
+
+  private release(entry: PoolEntry): void {
+    entry.references -= 1;
+    if (entry.references > 0) return;
+    this.entries.delete(entry.text);
+    this.pooledBytes -= stringBytes(entry.text);
+  }
+}
+
+/** Exact UTF-8 size of the compact request JSON, from its parts. */
+export function measureStoredRequest(request: StoredRequest): number {
+  const messagesBytes = request.messages.reduce((total, entry) => total + entry.utf8Bytes, 0) + Math.max(0, request.messages.length - 1);
+  // The head holds `[]` for messages (and tools); the pooled parts carry their own brackets.
+  return Buffer.byteLength(request.head, 'utf8') + messagesBytes + (request.tools ? request.tools.utf8Bytes - 2 : 0);
+}
+
+/** The request as it was sent, rebuilt from its head and fragments. */
+export function rebuildStoredRequest(request: StoredRequest): unknown {
+  const head = parseJson(request.head);
+  if (!head.success || !isPlainObject(head.value)) return null;
+  const value: Record<string, unknown> = head.value;
+  value.messages = request.messages.map((entry) => {
+    const parsed = parseJson(entry.text);
+    return parsed.success ? parsed.value : entry.text;
+  });
+  if (request.tools) {
+    const parsed = parseJson(request.tools.text);
+    value.tools = parsed.success ? parsed.value : request.tools.text;
+  }
+  return value;
+}
