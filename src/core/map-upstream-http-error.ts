@@ -1,7 +1,7 @@
 import { isContextOverflowMessage } from './map-upstream-error.ts';
 import { createOpenAiErrorBody, type OpenAiErrorBody } from './openai-error.ts';
 import { isPlainObject, parseJson } from './parse-json.ts';
-import { REDACTED } from './redact-headers.ts';
+import { REDACTED } from './redact-secrets.ts';
 
 /**
  * Turns a backend's non-2xx answer (before any stream started) into what Codex can act on

@@ -1,6 +1,6 @@
 import type * as vscode from 'vscode';
 import type { Logger } from '../core/logger.ts';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets } from '../core/redact-secrets.ts';
 
 /**
  * The four-method Logger (style.md §10) over a LogOutputChannel, so the user controls the level

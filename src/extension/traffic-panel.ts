@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import * as vscode from 'vscode';
-import { redactSecrets, redactSecretsInValue } from '../core/redact-headers.ts';
+import { redactSecrets, redactSecretsInValue } from '../core/redact-secrets.ts';
 import type { Logger } from '../core/logger.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
 import { parseWebviewToHostMessage, WEBVIEW_IDENTIFIER_FIELDS, type BodyReference, type HostToWebviewMessage, type WebviewToHostMessage } from '../shared/webview-protocol.ts';

@@ -6,7 +6,7 @@ import type { Dispatcher } from 'undici';
 import packageJson from '../../package.json';
 import { resolveBridgeOptions, type BridgeOptions } from '../core/bridge-options.ts';
 import { createSilentLogger, type Logger } from '../core/logger.ts';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets } from '../core/redact-secrets.ts';
 import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 import { createWarningLedger } from '../core/warnings.ts';
 import { createGrammarCache } from '../core/grammar/grammar-cache.ts';

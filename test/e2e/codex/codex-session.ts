@@ -14,10 +14,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ChatFunctionTool, ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
-import type { CodexToolSurface } from '../../../src/core/codex-config/render-codex-config.ts';
+import type { CodexToolSurface } from '../../../src/core/model-catalog/model-catalog-entry.ts';
 import type { RoundTripLabel } from '../../../src/core/round-trip-label.ts';
 import type { ExchangeStartEvent, TrafficEvent } from '../../../src/core/traffic-event.ts';
-import { applyCodexConfigWrite, planCodexConfigWrite } from '../../../src/server/codex-config-file.ts';
+import { applyCodexConfigWrite } from '../../../src/codex-config/apply-codex-config-write.ts';
+import { planCodexConfigWrite } from '../../../src/codex-config/plan-codex-config-write.ts';
 import { startBridgeServer, type BridgeServerConfig, type RunningBridge } from '../../../src/server/start-server.ts';
 import {
   startMockBackend,

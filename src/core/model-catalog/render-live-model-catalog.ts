@@ -1,4 +1,5 @@
-import { DEFAULT_PROVIDER_DISPLAY_NAME, renderModelCatalogEntry, serializeModelCatalog, type CodexToolSurface } from './render-codex-config.ts';
+import { DEFAULT_CATALOG_CONTEXT_WINDOW, DEFAULT_PROVIDER_DISPLAY_NAME } from '../defaults.ts';
+import { renderModelCatalogEntry, serializeModelCatalog, type CodexToolSurface } from './model-catalog-entry.ts';
 
 /**
  * The catalog the bridge serves to Codex (`model_catalog_url`), built fresh from what the backend
@@ -14,13 +15,6 @@ export interface CatalogModelFacts {
   acceptsImages: boolean | null;
   takesReasoningEffort: boolean | null;
 }
-
-/**
- * Used when the backend reports no context window (Ollama without `/api/show`, LM Studio, older
- * engines): small enough that Codex compacts before a typical local server runs out, and named in the
- * entry's description and the log so the user knows it is a guess.
- */
-export const DEFAULT_CATALOG_CONTEXT_WINDOW = 32_768;
 
 /** Codex's effort names that every effort-taking engine in backends.md accepts. */
 const REASONING_LEVELS = ['low', 'medium', 'high'] as const;
