@@ -1,3 +1,4 @@
+import { describeInvalidBackendUrl } from '../core/backend-url.ts';
 import type { Logger } from '../core/logger.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
 import { checkBridgeIdentity, followBridgeTraffic, type TrafficFollower } from '../server/bridge-sharing-client.ts';
@@ -71,18 +72,6 @@ type Listener<T> = (value: T) => void;
 function isAddressInUse(error: unknown): boolean {
   const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
   return cause?.code === 'EADDRINUSE';
-}
-
-/** Same rule as the upstream client, checked here so a bad URL is reported as the setting it is. */
-export function describeInvalidBackendUrl(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `'${url}' is not a valid URL (expected e.g. http://127.0.0.1:8000/v1)`;
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `'${url}' must start with http:// or https://`;
-  return null;
 }
 
 export class BridgeController {

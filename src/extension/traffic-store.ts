@@ -1,4 +1,5 @@
 import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
+import { DEFAULT_TRAFFIC_BUFFER_SIZE, MAX_TRAFFIC_BUFFER_SIZE, MIN_TRAFFIC_BUFFER_SIZE } from '../core/defaults.ts';
 import { isPlainObject, parseJson } from '../core/parse-json.ts';
 import type { ResponsesOutputItem, ResponsesUsage } from '../core/responses/responses-output.ts';
 import { UNLABELLED_ROUND_TRIP } from '../core/round-trip-label.ts';
@@ -31,11 +32,6 @@ import {
  * session costs about one copy of its history, not one per turn.
  */
 
-/** Default ring buffer size (round trips). */
-export const DEFAULT_TRAFFIC_BUFFER_SIZE = 200;
-/** Bounds of the ring buffer setting. */
-export const MIN_TRAFFIC_BUFFER_SIZE = 10;
-export const MAX_TRAFFIC_BUFFER_SIZE = 5000;
 /** Default budget for retained bodies: 64 MiB counted as UTF-16 (an upper bound of V8's string storage). */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Error messages in summaries are cut here: they travel in every snapshot. */

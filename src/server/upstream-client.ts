@@ -1,4 +1,5 @@
 import { Agent, request, type Dispatcher } from 'undici';
+import { normaliseBackendUrl } from '../core/backend-url.ts';
 import { UpstreamConnectionError } from '../core/errors.ts';
 
 /**
@@ -47,19 +48,6 @@ export interface UpstreamClientOptions {
   /** Read at each request so a key changed in the extension applies at once; null sends no Authorization. */
   getApiKey: () => string | null;
   dispatcher?: Dispatcher;
-}
-
-export function normaliseBackendUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new Error(`backend URL '${url}' is not a valid URL (expected e.g. http://127.0.0.1:8000/v1)`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new Error(`backend URL '${url}' must start with http:// or https://`);
-  }
-  return parsed.toString().replace(/\/+$/, '');
 }
 
 export function createUpstreamAgent(): Agent {

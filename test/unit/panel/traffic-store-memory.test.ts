@@ -4,7 +4,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
 import { redactSecrets } from '../../../src/core/redact-secrets.ts';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TRAFFIC_BUFFER_SIZE, TrafficStore } from '../../../src/extension/traffic-store.ts';
+import { DEFAULT_TRAFFIC_BUFFER_SIZE } from '../../../src/core/defaults.ts';
+import { DEFAULT_MAX_BODY_BYTES, TrafficStore } from '../../../src/extension/traffic-store.ts';
 import { createLoweredRequest, customCall, endEvent, grammarWarning, startEvent } from './traffic-events.ts';
 
 /*
