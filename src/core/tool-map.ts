@@ -34,7 +34,3 @@ export function toWireName(namespace: string | null | undefined, name: string): 
   const hash = createHash('sha256').update(joined).digest('hex').slice(0, 8);
   return `${joined.slice(0, MAX_WIRE_NAME_LENGTH - hash.length - 1)}_${hash}`;
 }
-
-export function createEmptyToolMap(): ToolMap {
-  return new Map();
-}

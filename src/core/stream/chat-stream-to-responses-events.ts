@@ -31,11 +31,6 @@ export interface StreamTranslatorOptions {
   model: string;
   createdAt: number;
   toolMap: ToolMap;
-  /**
-   * Defer message `done` events to the finish chunk, so a backend failure mid-stream leaves no
-   * partial message in Codex's history for its retry to replay (bridge-rules.md §6.5).
-   */
-  deferMessageDone?: boolean;
   /** Item id factory; tests inject a deterministic one. */
   createItemId?: (prefix: ItemIdPrefix) => string;
   /** Factory for call ids the engine did not send; tests inject a deterministic one. */
@@ -361,12 +356,11 @@ export class ChatStreamTranslator {
     this.emit({ type, item_id: item.itemId, output_index: item.outputIndex, content_index: 0, delta });
   }
 
-  /** The next item opens: the active text item stops receiving text and closes (or waits, if deferred). */
+  /** The next item opens: the active text item stops receiving text and closes. */
   private retireActiveTextItem(): void {
     const active = this.activeTextItem;
     this.activeTextItem = null;
     if (!active) return;
-    if (active.kind === 'message' && this.options.deferMessageDone) return;
     this.closeTextItem(active);
   }
 

@@ -1082,26 +1082,7 @@ describe('when items are committed (bridge-rules.md §6.5)', () => {
     assert.equal(terminalResponse(events).response.usage?.total_tokens, 7);
   });
 
-  it('defers message done events to the finish chunk when asked', () => {
-    const translator = createTranslator({ deferMessageDone: true });
-    const events = [...translator.start()];
-    events.push(...translator.push(chunk({ content: 'Running.' })));
-    const atCall = translator.push(chunk({ tool_calls: [toolCallDelta(0, { id: 'call_1', name: 'exec_command', arguments: '{}' })] }));
-    assert.deepEqual(types(atCall), ['response.output_item.added', 'response.function_call_arguments.delta']);
-    events.push(...atCall);
-    const atFinish = translator.push(chunk({}, 'tool_calls'));
-    assert.deepEqual(types(atFinish), [
-      'response.output_text.done',
-      'response.content_part.done',
-      'response.output_item.done',
-      'response.function_call_arguments.done',
-      'response.output_item.done',
-    ]);
-    events.push(...atFinish, ...translator.finish());
-    check(events);
-  });
-
-  it('without deferral a message closes as soon as the call opens', () => {
+  it('a message closes as soon as the call opens', () => {
     const translator = createTranslator();
     translator.start();
     translator.push(chunk({ content: 'Running.' }));
