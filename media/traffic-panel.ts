@@ -23,7 +23,7 @@ import {
 } from './traffic-panel-state.ts';
 
 /*
- * The live traffic panel's DOM (issue #5). Every payload is model output, i.e. attacker-controlled:
+ * The live traffic panel's DOM. Every payload is model output, i.e. attacker-controlled:
  * it only ever reaches the page as text (createTextNode / textContent), never as markup, and no
  * attribute that loads or runs anything is ever set from it. The CSP (nonce script, no inline
  * styles, nothing remote) is the second line of defence.

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The per-request reverse tool map (bridge-rules.md §2.5): lowering returns it, lifting takes it.
+ * The per-request reverse tool map: lowering returns it, lifting takes it.
  * Lifting decides "custom or function?" and restores `namespace` from the returned wire name alone.
  */
 export type ToolKind = 'function' | 'custom';

@@ -21,7 +21,7 @@ export type BridgeStartFailure = 'port-in-use' | 'invalid-backend-url' | 'listen
 
 /** Why a start failed, as data the host turns into a specific message with actions. */
 export class BridgeStartError extends Error {
-  /** Brand for is(): works across bundle copies, unlike instanceof (style.md §6). */
+  /** Brand for is(): works across bundle copies, unlike instanceof. */
   readonly bridgeStartFailure = true;
   readonly reason: BridgeStartFailure;
   readonly port: number;
@@ -64,7 +64,7 @@ export interface BridgeControllerDependencies {
   portMemory: PortMemory;
 }
 
-/** Text lines kept for the status bar tooltip and the test API; older ones fall off (style.md §10: bounded). */
+/** Text lines kept for the status bar tooltip and the test API; older ones fall off (bounded). */
 export const TRAFFIC_LINE_LIMIT = 200;
 
 type Listener<T> = (value: T) => void;

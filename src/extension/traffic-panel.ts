@@ -65,7 +65,7 @@ function describeBody(reference: BodyReference): string {
 }
 
 /**
- * The live traffic panel's host side (issue #5). Records every traffic event in a bounded store
+ * The live traffic panel's host side. Records every traffic event in a bounded store
  * from activation on, whether or not the panel is open, so opening (or reopening: no
  * retainContextWhenHidden) restores the session from a snapshot.
  */
@@ -173,7 +173,7 @@ export class TrafficPanel implements vscode.Disposable {
       case 'webview/ready':
         this.readyCount += 1;
         this.selectedId = null;
-        // A complete snapshot on every ready (style.md §11): the view may have been reloaded.
+        // A complete snapshot on every ready: the view may have been reloaded.
         this.post({ type: 'traffic/snapshot', exchanges: this.store.getSummaries(), stats: this.store.getStats() });
         return;
       case 'traffic/exchange/select':

@@ -20,7 +20,7 @@ import {
 } from '../shared/webview-protocol.ts';
 
 /*
- * The live traffic panel's memory (issue #5), kept free of `vscode` so it runs in plain Node tests.
+ * The live traffic panel's memory, kept free of `vscode` so it runs in plain Node tests.
  *
  * Bounded twice: a ring buffer of round trips (`capacity`, setting freeformBridge.trafficBufferSize)
  * and a byte budget for what is large (lowered requests, lifted inputs, raw warning payloads). When

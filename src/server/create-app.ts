@@ -23,7 +23,7 @@ export interface AppDependencies extends ResponsesExchangeDependencies {
 }
 
 /**
- * The bridge's request handler (pure wiring, style.md §9: listening happens in start-server.ts). A
+ * The bridge's request handler (pure wiring: listening happens in start-server.ts). A
  * plain-JSON `POST /v1/responses` — every Codex turn — takes the fast path; everything else, and
  * every unusual form of that request, goes through the Express app.
  */

@@ -56,7 +56,7 @@ const REASONING_LEVEL_DESCRIPTIONS: Record<string, string> = {
 };
 
 /**
- * One catalog entry with the fields Codex 0.171 requires (codex-wire.md §5). `base_instructions`
+ * One catalog entry with the fields Codex 0.171 requires. `base_instructions`
  * replaces Codex's ~17k-character base prompt; a short one suits small local context windows, and
  * `model_instructions_file` in the profile overrides it. The `functions` surface gets an entry too
  * (the live catalog needs one for the context window) but no `apply_patch_tool_type`: absent, Codex

@@ -16,7 +16,7 @@ export interface CatalogModelFacts {
   takesReasoningEffort: boolean | null;
 }
 
-/** Codex's effort names that every effort-taking engine in backends.md accepts. */
+/** Codex's effort names that every effort-taking engine accepts (vLLM, SGLang, llama.cpp, Ollama). */
 const REASONING_LEVELS = ['low', 'medium', 'high'] as const;
 
 export interface LiveModelCatalogOptions {

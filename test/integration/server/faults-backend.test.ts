@@ -8,7 +8,7 @@ import { failedStreamError, jsonError, runExchange, waitUntil, type ObservedExch
 import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
 
 /**
- * Issue #8, faults: every backend failure ends in a clear error to Codex — an HTTP status before the
+ * Faults: every backend failure ends in a clear error to Codex — an HTTP status before the
  * SSE response is committed, `response.failed` after — and a failed exchange in the panel and the log.
  * Nothing hangs: the bridge's own watchdog ends silent backends (timeouts here are guards only).
  */

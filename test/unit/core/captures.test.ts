@@ -14,7 +14,7 @@ import { fixturePath } from '../../support/fixtures.ts';
 
 /*
  * Every request body Codex 0.154–0.171 POSTed in the reference pack lowers into a request vLLM
- * accepts (bridge-rules.md §10 item 1), with explicit assertions per capture. CI runs with `shared/`
+ * accepts, with explicit assertions per capture. CI runs with `shared/`
  * next to the repository.
  */
 const CAPTURES_DIRECTORY = fixturePath('captures');

@@ -17,7 +17,7 @@ import { fixturePath } from '../../support/fixtures.ts';
 
 const BACKEND_EXAMPLES = fixturePath('backend-examples');
 const TRICKY_INPUT = readFileSync(path.join(BACKEND_EXAMPLES, 'tricky-input.txt'), 'utf8');
-/** XML parsers (qwen3_coder, SGLang, Ollama's qwen3coder) drop exactly one trailing newline (backends.md §7). */
+/** XML parsers (qwen3_coder, SGLang, Ollama's qwen3coder) drop exactly one trailing newline. */
 const TRICKY_INPUT_TRIMMED = TRICKY_INPUT.replace(/\n$/, '');
 const ARGUMENTS_MATRIX = JSON.parse(readFileSync(path.join(BACKEND_EXAMPLES, 'arguments-matrix.json'), 'utf8')) as Record<string, string>;
 
@@ -176,7 +176,7 @@ function customInputDone(events: ResponsesStreamEvent[], outputIndex: number): s
   return undefined;
 }
 
-/** Kinds and namespaces Codex requires for the tools of TOOL_MAP (codex-wire.md §8 rules 5–6). */
+/** Kinds and namespaces Codex requires for the tools of TOOL_MAP. */
 const ORACLE_OPTIONS: CodexStreamCheckOptions = {
   expectedKinds: { apply_patch: 'custom_tool_call', exec: 'custom_tool_call', wait: 'function_call', exec_command: 'function_call', close_agent: 'function_call' },
   namespaces: { exec: 'functions', wait: 'functions', close_agent: 'multi_agent_v1' },
@@ -366,7 +366,7 @@ describe('reasoning', () => {
   });
 });
 
-// ---------- tool calls: the delta variants of backends.md §11 item 22 ----------
+// ---------- tool calls: the delta variants engines send for a call's first fragment ----------
 
 describe('tool-call delta variants (backends.md §11 item 22)', () => {
   it('(a) hermes at U: name entry and first args entry for one index in one chunk; "\\n\\n" opens no message', () => {

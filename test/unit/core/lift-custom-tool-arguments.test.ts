@@ -59,7 +59,7 @@ describe('liftCustomToolArguments: byte forms from arguments-matrix.json', () =>
       assert.ok(parsed.success && isPlainObject(parsed.value) && typeof parsed.value.input === 'string');
       const expected = parsed.value.input;
       assert.deepEqual(lift(form), { truncated: false, input: expected, warnings: [] });
-      // XML-parser forms lose the final newline (the engine's trim, backends.md §7); the rest is the fixture.
+      // XML-parser forms lose the final newline (the engine's trim); the rest is the fixture.
       assert.ok(expected === tricky || expected === tricky.slice(0, -1), `${key} carries the tricky input`);
     });
   }

@@ -9,7 +9,7 @@ import { DEFAULT_MAX_BODY_BYTES, TrafficStore } from '../../../src/extension/tra
 import { createLoweredRequest, customCall, endEvent, grammarWarning, startEvent } from './traffic-events.ts';
 
 /*
- * The traffic panel's memory bound (issue #5): a session of 500 turns with 2 MB lowered requests
+ * The traffic panel's memory bound: a session of 500 turns with 2 MB lowered requests
  * must not grow the extension host beyond a stated bound. Measured here, with the store configured
  * as the panel configures it (default ring buffer, default body budget, secret redaction on), by
  * process.memoryUsage() after a forced garbage collection. Not a timing test: only bytes are asserted.
