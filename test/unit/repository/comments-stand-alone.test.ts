@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import ts from 'typescript';
+import { listRepositoryFiles, REPOSITORY_ROOT } from '../../support/repository-files.ts';
 
 /**
  * Comments say why in words that stand on their own inside this repository. A comment that sends the
@@ -12,11 +13,11 @@ import ts from 'typescript';
  * docs/ instead. Upstream projects' own trackers (`opencodex#372`, `vLLM PR #36166`) are public and
  * named, so they may stay.
  */
-const repositoryRoot = resolve(__dirname, '..', '..', '..');
+const repositoryRoot = REPOSITORY_ROOT;
 const SCANNED_FOLDERS = ['src', 'test', 'bench', 'scripts', 'media'];
 const SKIPPED_FOLDERS = new Set([join('test', 'fixtures'), join('bench', 'results'), 'node_modules']);
-const SCRIPT_EXTENSIONS = /\.(ts|mts|cts|js|mjs|cjs)$/;
 const SHELL_EXTENSIONS = /\.sh$/;
+const SCANNED_NAMES = /\.(ts|mts|cts|js|mjs|cjs|sh)$/;
 
 /**
  * Files whose comments the lead rewrites after merging the exchange's restructuring (editing them
@@ -31,22 +32,6 @@ const CITATIONS: ReadonlyArray<{ pattern: RegExp; what: string }> = [
   // A bare `#12`, but not `project#12` (an upstream tracker, named) and not `PR #12` (likewise, when named).
   { pattern: /(?<![\w/.-])(?<!\bPR )#\d+\b/, what: 'an issue number' },
 ];
-
-function listFiles(folder: string): string[] {
-  const absolute = join(repositoryRoot, folder);
-  let entries: string[];
-  try {
-    entries = readdirSync(absolute);
-  } catch {
-    return [];
-  }
-  return entries.flatMap((entry) => {
-    const path = join(folder, entry);
-    if (SKIPPED_FOLDERS.has(path)) return [];
-    if (statSync(join(repositoryRoot, path)).isDirectory()) return listFiles(path);
-    return SCRIPT_EXTENSIONS.test(entry) || SHELL_EXTENSIONS.test(entry) ? [path] : [];
-  });
-}
 
 /**
  * The comments of a TypeScript or JavaScript text, found through the compiler's own parse tree (so
@@ -97,7 +82,7 @@ describe('comments stand on their own', () => {
   });
 
   it('no comment under src/, test/, bench/, scripts/ or media/ cites the reference pack or an issue number', () => {
-    const files = SCANNED_FOLDERS.flatMap(listFiles);
+    const files = listRepositoryFiles(SCANNED_FOLDERS, SCANNED_NAMES, SKIPPED_FOLDERS);
     assert.ok(files.length > 100, `expected the sources and tests, found ${files.length}`);
     // This file names what it looks for, so it is the one file not held to it.
     const self = relative(repositoryRoot, __filename);
