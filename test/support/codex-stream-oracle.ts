@@ -196,7 +196,7 @@ export function checkCodexStream(events: readonly unknown[], options: CodexStrea
 
     switch (type) {
       case 'error':
-        violations.push(`${at}: a bare error event — Codex ignores it; send response.failed (codex-wire.md §8 rule 9)`);
+        violations.push(`${at}: a bare error event — Codex ignores it; send response.failed`);
         break;
 
       case 'response.created': {
@@ -414,7 +414,7 @@ export function checkCodexStream(events: readonly unknown[], options: CodexStrea
     }
     if (!isNonEmptyString(response.id)) {
       if (type === 'response.completed') {
-        violations.push(`${at}: response.id missing — Codex fails with "missing field \`id\`" and retries (codex-wire.md §8 rule 3)`);
+        violations.push(`${at}: response.id missing — Codex fails with "missing field \`id\`" and retries`);
       } else if (strict) {
         violations.push(`${at}: response.id missing`);
       }
@@ -422,7 +422,7 @@ export function checkCodexStream(events: readonly unknown[], options: CodexStrea
       violations.push(`${at}: response.id ${response.id} differs from response.created's ${createdId}`);
     }
     if (response.end_turn === false) {
-      violations.push(`${at}: end_turn false — Codex re-samples at once (codex-wire.md §8 rule 7)`);
+      violations.push(`${at}: end_turn false — Codex re-samples at once`);
     }
     checkUsage(response.usage, at, strict, violations);
 

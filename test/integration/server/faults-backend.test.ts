@@ -226,7 +226,7 @@ describe('a backend stream that breaks', () => {
   });
 });
 
-describe('engine mid-stream error frames (backends.md §9)', () => {
+describe('engine mid-stream error frames', () => {
   const cases: Array<{ kind: MidStreamErrorKind; profile: EngineProfile; code: string; message: RegExp }> = [
     { kind: 'vllm', profile: 'vllm-hermes', code: 'server_error', message: /^backend stream failed \(.*\): Internal server error$/ },
     { kind: 'sglang', profile: 'sglang', code: 'server_error', message: /^backend stream failed \(.*\): Internal server error$/ },

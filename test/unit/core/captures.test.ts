@@ -195,7 +195,7 @@ describe('captures: default mode (a)', () => {
   });
 });
 
-describe('captures: ≤0.161 instructions and ≥0.162 developer prompts (§3.1)', () => {
+describe('captures: ≤0.161 instructions and ≥0.162 developer prompts', () => {
   it('0.161 and 0.162 give the same messages apart from the sanitised base prompt text', () => {
     const old = lowerCapture('a_default_qwen3-coder_v0.161.json');
     const current = lowerCapture('a_default_qwen3-coder_v0.162.json');

@@ -368,7 +368,7 @@ describe('reasoning', () => {
 
 // ---------- tool calls: the delta variants engines send for a call's first fragment ----------
 
-describe('tool-call delta variants (backends.md §11 item 22)', () => {
+describe('tool-call delta variants', () => {
   it('(a) hermes at U: name entry and first args entry for one index in one chunk; "\\n\\n" opens no message', () => {
     const { events, translator } = translateSseFile('vllm-stream-reasoning-toolcall-hermes.sse');
     check(events);
@@ -739,7 +739,7 @@ describe('tool-call delta variants (backends.md §11 item 22)', () => {
   });
 });
 
-describe('custom input deltas (bridge-rules.md §6.3)', () => {
+describe('custom input deltas', () => {
   it('decodes \\uXXXX escapes and surrogate pairs split across fragments', () => {
     // Cuts: inside `\u00e9`, between the halves of `\ud83d\udc4b`, right after a lone `\`.
     const fragments = ['{"input": "H\\u00', 'e9llo \\ud83d', '\\udc4b \\', 'u2014 \\', '"q\\', '"\\', 'n"}'];
@@ -1063,7 +1063,7 @@ describe('malformed and truncated arguments', () => {
 
 // ---------- commit rule, keepalive, failures ----------
 
-describe('when items are committed (bridge-rules.md §6.5)', () => {
+describe('when items are committed', () => {
   it('closes tool calls only at the finish chunk, and the finish chunk closes everything before the usage chunk', () => {
     const translator = createTranslator();
     const events = [...translator.start()];
@@ -1097,7 +1097,7 @@ describe('when items are committed (bridge-rules.md §6.5)', () => {
   });
 });
 
-describe('keepalive (bridge-rules.md §7)', () => {
+describe('keepalive', () => {
   it('sends response.in_progress with the same snapshot and strictly increasing sequence numbers', () => {
     const translator = createTranslator();
     const events = [...translator.start()];
@@ -1125,7 +1125,7 @@ describe('keepalive (bridge-rules.md §7)', () => {
   });
 });
 
-describe('failures after the stream started (bridge-rules.md §8)', () => {
+describe('failures after the stream started', () => {
   it('fail() after items were added → response.failed only; open calls are not delivered', () => {
     const translator = createTranslator();
     const events = [...translator.start()];
@@ -1206,7 +1206,7 @@ describe('failures after the stream started (bridge-rules.md §8)', () => {
   });
 });
 
-describe('grammar check at the finish chunk (bridge-rules.md §5.5)', () => {
+describe('grammar check at the finish chunk', () => {
   const capture = JSON.parse(readFileSync(fixturePath('captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json'), 'utf8')) as {
     tools: Array<{ name?: string; format?: { syntax: string; definition: string } }>;
   };
