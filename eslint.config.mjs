@@ -14,7 +14,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-syntax': [
         'error',
-        { selector: 'ExportDefaultDeclaration', message: 'Named exports only (style.md §3).' },
+        { selector: 'ExportDefaultDeclaration', message: 'Named exports only.' },
       ],
     },
   },
@@ -48,7 +48,28 @@ export default tseslint.config(
         'error',
         {
           paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
-          patterns: [{ regex: '(^|/)\\.\\./(extension|cli)/', message: 'src/server must not import src/extension or src/cli, which are built on it.' }],
+          patterns: [
+            { regex: '(^|/)\\.\\./(extension|cli)/', message: 'src/server must not import src/extension or src/cli, which are built on it.' },
+            {
+              // The bridge never writes a user's Codex files: profiles, config.toml and their TOML belong
+              // to the CLI and the extension. The model catalog it serves is src/core/model-catalog.
+              regex: '(^|/)codex-config/',
+              message: 'src/server must not import Codex configuration (src/codex-config, src/core/codex-config); only the CLI and the extension write it.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Codex configuration files: read, checked and written for the CLI and the extension, outside VS Code.
+    files: ['src/codex-config/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
+          patterns: [{ regex: '(^|/)\\.\\./(server|cli|extension)/', message: 'src/codex-config may import only src/core.' }],
         },
       ],
     },

@@ -9,7 +9,7 @@ import { encodeAnswerMarker, type AnswerName } from './answers.ts';
 
 /** Codex 0.171 with apply_patch as a free-form tool: real tools, grammar and metadata. */
 const BASE_CAPTURE = 'b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req2.json';
-/** The captured base prompt was replaced by a placeholder naming its length (captures/INDEX.md). */
+/** The captured base prompt was replaced by a placeholder naming its length. */
 const BASE_PROMPT_CHARACTERS = 16_979;
 
 type JsonObject = Record<string, unknown>;

@@ -1,19 +1,17 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CODEX_TOOL_SURFACES, DEFAULT_CODEX_PROFILE, type CodexToolSurface } from '../core/codex-config/render-codex-config.ts';
+import { formatUnifiedDiff } from '../core/codex-config/unified-diff.ts';
+import { DEFAULT_CODEX_PROFILE } from '../core/defaults.ts';
 import { InvalidRequestError, UpstreamHttpError } from '../core/errors.ts';
 import { BRIDGE_VERSION } from '../server/start-server.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
+import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/model-catalog/model-catalog-entry.ts';
 import { fetchBackendModels, type BackendModel } from '../server/backend-models.ts';
-import {
-  applyCodexConfigRestore,
-  applyCodexConfigWrite,
-  formatCodexConfigPlanDiff,
-  formatUnifiedDiff,
-  planCodexConfigRestore,
-  planCodexConfigWrite,
-} from '../server/codex-config-file.ts';
+import { applyCodexConfigWrite } from '../codex-config/apply-codex-config-write.ts';
+import { formatCodexConfigPlanDiff } from '../codex-config/format-plan-diff.ts';
+import { planCodexConfigWrite } from '../codex-config/plan-codex-config-write.ts';
+import { applyCodexConfigRestore, planCodexConfigRestore } from '../codex-config/restore-codex-config.ts';
 
 export interface CodexConfigCommandIo {
   stdout: (text: string) => void;

@@ -4,7 +4,8 @@ import type { Logger } from '../core/logger.ts';
 import { endsInVersionSegment } from '../core/map-upstream-http-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
-import { BRIDGE_VERSION, DEFAULT_KEEPALIVE_SECONDS, startBridgeServer } from '../server/start-server.ts';
+import { DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
+import { BRIDGE_VERSION, startBridgeServer } from '../server/start-server.ts';
 
 const USAGE = `freeform-bridge ${BRIDGE_VERSION} — lets Codex's free-form tools work with function-only Chat Completions backends
 
@@ -92,7 +93,7 @@ async function serve(argv: string[]): Promise<void> {
   const level = (values['log-level'] ?? 'info') as Level;
   if (!LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${values['log-level']}'`);
   const port = parseNonNegativeInteger('--port', values.port, 0, 65535);
-  const keepaliveSeconds = parseNonNegativeInteger('--keepalive-seconds', values['keepalive-seconds'], DEFAULT_KEEPALIVE_SECONDS, 3600);
+  const keepaliveSeconds = parseNonNegativeInteger('--keepalive-seconds', values['keepalive-seconds'], DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS);
   const backendApiKey = readEnvironmentSecret('--backend-api-key-env', values['backend-api-key-env']);
   const token = readEnvironmentSecret('--token-env', values['token-env']);
   const logger = createStderrLogger(level);

@@ -26,12 +26,12 @@ export interface BridgeOptions {
   midConversationDeveloperRole: 'system' | 'user';
   /** Structured tool outputs: one joined string (default) or a list of text parts. */
   toolOutputParts: 'join' | 'list';
-  /** Images inside tool outputs (bridge-rules.md §3.4). */
+  /** Images inside tool outputs. */
   toolOutputImages: 'inline_user_message' | 'placeholder' | 'reject';
   /**
    * Deliver a lifted free-form input repaired (JSON wrapper, heredoc or code fence removed, missing
    * final newline or `*** End Patch` added) when that makes it match the tool's grammar; always
-   * with a `grammar_repaired` warning. Off: mismatches are only warned about (bridge-rules.md §5.5).
+   * with a `grammar_repaired` warning. Off: mismatches are only warned about.
    */
   grammarRepair: boolean;
   /** Append a short valid example payload to the descriptions of `apply_patch` and `exec`, for small models. */

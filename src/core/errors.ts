@@ -1,5 +1,5 @@
 /**
- * The bridge's error hierarchy (style.md §6). Every class carries a `reason` discriminator and a
+ * The bridge's error hierarchy. Every class carries a `reason` discriminator and a
  * static `is()` guard that works across bundle copies, unlike `instanceof`. The server maps these
  * to HTTP statuses in exactly one place.
  */

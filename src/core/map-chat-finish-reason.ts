@@ -1,5 +1,5 @@
 /**
- * Chat `finish_reason` → Responses status (bridge-rules.md §5.7). `unusual` asks the caller to
+ * Chat `finish_reason` → Responses status. `unusual` asks the caller to
  * record a `finish_reason_unusual` warning: the response still completes, but the panel should show
  * that the engine stopped for a reason Codex has no word for.
  */
@@ -29,7 +29,7 @@ function isKnownChatFinishReason(reason: string): reason is KnownChatFinishReaso
 
 export function mapChatFinishReason(reason: string | null | undefined): MappedChatFinishReason {
   // No finish reason means the engine never said it was done (died, cut, error path): a failure,
-  // not a completion (backends.md §8).
+  // not a completion.
   if (reason === null || reason === undefined || reason === '') {
     return { status: 'failed', incompleteReason: null, unusual: false };
   }

@@ -1,15 +1,15 @@
 /**
- * Engine wordings for "the prompt does not fit the context window" (backends.md §9). Codex handles
+ * Engine wordings for "the prompt does not fit the context window". Codex handles
  * `context_length_exceeded` specially (no retry, a dedicated message), so recognising every engine's
  * text is what turns a backend overflow into something the user can act on. Case-insensitive because
  * the wordings have changed casing between releases before; the phrases are specific enough.
  */
 const CONTEXT_OVERFLOW_PATTERNS: readonly RegExp[] = [
-  // vLLM: every wording since v0.10 contains one of these (backends.md §2.8).
+  // vLLM: every wording since v0.10 contains one of these.
   /maximum context length|context length is only/i,
-  // SGLang: input-only and input+completion variants (backends.md §3).
+  // SGLang: input-only and input+completion variants.
   /longer than the model's context length|exceeds the model's maximum context length/i,
-  // llama.cpp: current builds and the 2025 `error:` SSE field (backends.md §5, §9).
+  // llama.cpp: current builds and the 2025 `error:` SSE field.
   /exceeds the available context size/i,
 ];
 

@@ -1,11 +1,11 @@
 import { isContextOverflowMessage } from './map-upstream-error.ts';
 import { createOpenAiErrorBody, type OpenAiErrorBody } from './openai-error.ts';
 import { isPlainObject, parseJson } from './parse-json.ts';
-import { REDACTED } from './redact-headers.ts';
+import { REDACTED } from './redact-secrets.ts';
 
 /**
- * Turns a backend's non-2xx answer (before any stream started) into what Codex can act on
- * (bridge-rules.md §8): 400 for permanent problems (Codex prints the body and does not retry),
+ * Turns a backend's non-2xx answer (before any stream started) into what Codex can act on:
+ * 400 for permanent problems (Codex prints the body and does not retry),
  * `context_length_exceeded` for overflow, 429 always with Retry-After, 503 for transient failures.
  * Never 500: Codex hides a 500's body behind "high demand" and retries it 30 times.
  */
@@ -30,7 +30,7 @@ export interface UpstreamErrorDetails {
 }
 
 /**
- * Reads the message out of every engine's envelope (backends.md §1): nested `{"error":{message,type}}`
+ * Reads the message out of every engine's envelope: nested `{"error":{message,type}}`
  * (vLLM ≥0.10.1, Ollama, llama.cpp), flat `{"object":"error","message"}` (SGLang, old vLLM),
  * `{"error":"<string>"}` (LM Studio, vLLM elastic-EP), or plain text.
  */
@@ -59,7 +59,7 @@ function truncateForMessage(text: string): string {
   return end >= text.length ? text : `${text.slice(0, end)}… (${text.length - end} more characters)`;
 }
 
-/** Known permanent causes with what the user should change; matched on engine texts (backends.md). */
+/** Known permanent causes with what the user should change; matched on engine texts. */
 const HINTS: ReadonlyArray<{ pattern: RegExp; hint: string; permanent: boolean }> = [
   {
     pattern: /tool choice requires --enable-auto-tool-choice|requires --tool-call-parser/,

@@ -1,4 +1,4 @@
-/** The OpenAI error body Codex prints verbatim for a 400 (codex-wire.md §9). */
+/** The OpenAI error body Codex prints verbatim for a 400. */
 export interface OpenAiErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }

@@ -1,5 +1,5 @@
 /**
- * The one JSON entry point (style.md §4): never `JSON.parse` and cast. The raw text is kept for the
+ * The one JSON entry point: never `JSON.parse` and cast. The raw text is kept for the
  * traffic view.
  */
 export type ParseJsonResult =

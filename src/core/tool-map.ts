@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The per-request reverse tool map (bridge-rules.md §2.5): lowering returns it, lifting takes it.
+ * The per-request reverse tool map: lowering returns it, lifting takes it.
  * Lifting decides "custom or function?" and restores `namespace` from the returned wire name alone.
  */
 export type ToolKind = 'function' | 'custom';
@@ -33,8 +33,4 @@ export function toWireName(namespace: string | null | undefined, name: string): 
   if (joined.length <= MAX_WIRE_NAME_LENGTH) return joined;
   const hash = createHash('sha256').update(joined).digest('hex').slice(0, 8);
   return `${joined.slice(0, MAX_WIRE_NAME_LENGTH - hash.length - 1)}_${hash}`;
-}
-
-export function createEmptyToolMap(): ToolMap {
-  return new Map();
 }

@@ -5,7 +5,7 @@ import type { RoundTripLabel } from './round-trip-label.ts';
 import type { BridgeWarning } from './warnings.ts';
 
 /**
- * Live traffic, one exchange per Codex request (style.md §10). The server emits these to an
+ * Live traffic, one exchange per Codex request. The server emits these to an
  * injected listener (the panel) and appends the finished exchange to the log file.
  */
 export interface ExchangeTimings {

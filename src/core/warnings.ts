@@ -1,5 +1,5 @@
 /**
- * Warnings are data, never just log lines (bridge-rules.md §0): the server, the log file and the
+ * Warnings are data, never just log lines: the server, the log file and the
  * traffic panel all render the same objects.
  */
 export type WarningKind =
@@ -58,8 +58,8 @@ export function createWarning(
 
 /**
  * Decides whether a "once per process" warning should be emitted again. Codex resends the same
- * tools on every request, so per-request grammar/hosted-tool warnings would flood the panel
- * (bridge-rules.md §2.2). The owner (server or test) creates one ledger per process and passes it in:
+ * tools on every request, so per-request grammar/hosted-tool warnings would flood the panel.
+ * The owner (server or test) creates one ledger per process and passes it in:
  * core keeps no module-level state.
  */
 export interface WarningLedger {

@@ -1,3 +1,4 @@
+import { describeInvalidBackendUrl } from '../core/backend-url.ts';
 import type { Logger } from '../core/logger.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
 import { checkBridgeIdentity, followBridgeTraffic, type TrafficFollower } from '../server/bridge-sharing-client.ts';
@@ -20,7 +21,7 @@ export type BridgeStartFailure = 'port-in-use' | 'invalid-backend-url' | 'listen
 
 /** Why a start failed, as data the host turns into a specific message with actions. */
 export class BridgeStartError extends Error {
-  /** Brand for is(): works across bundle copies, unlike instanceof (style.md §6). */
+  /** Brand for is(): works across bundle copies, unlike instanceof. */
   readonly bridgeStartFailure = true;
   readonly reason: BridgeStartFailure;
   readonly port: number;
@@ -63,7 +64,7 @@ export interface BridgeControllerDependencies {
   portMemory: PortMemory;
 }
 
-/** Text lines kept for the status bar tooltip and the test API; older ones fall off (style.md §10: bounded). */
+/** Text lines kept for the status bar tooltip and the test API; older ones fall off (bounded). */
 export const TRAFFIC_LINE_LIMIT = 200;
 
 type Listener<T> = (value: T) => void;
@@ -71,18 +72,6 @@ type Listener<T> = (value: T) => void;
 function isAddressInUse(error: unknown): boolean {
   const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
   return cause?.code === 'EADDRINUSE';
-}
-
-/** Same rule as the upstream client, checked here so a bad URL is reported as the setting it is. */
-export function describeInvalidBackendUrl(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `'${url}' is not a valid URL (expected e.g. http://127.0.0.1:8000/v1)`;
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `'${url}' must start with http:// or https://`;
-  return null;
 }
 
 export class BridgeController {

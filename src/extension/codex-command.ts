@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-/** Where Codex reads its configuration: the setting, else $CODEX_HOME, else ~/.codex (codex-wire.md §3). */
+/** Where Codex reads its configuration: the setting, else $CODEX_HOME, else ~/.codex. */
 export function resolveCodexHome(setting: string | null): string {
   const configured = setting ?? process.env.CODEX_HOME ?? '';
   if (configured === '') return path.join(os.homedir(), '.codex');

@@ -1,9 +1,9 @@
 import type * as vscode from 'vscode';
 import type { Logger } from '../core/logger.ts';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets } from '../core/redact-secrets.ts';
 
 /**
- * The four-method Logger (style.md §10) over a LogOutputChannel, so the user controls the level
+ * The four-method Logger over a LogOutputChannel, so the user controls the level
  * with VS Code's own "Set Log Level" and the lines carry VS Code's timestamps.
  */
 export function createOutputChannelLogger(channel: vscode.LogOutputChannel, getSecrets: () => ReadonlyArray<string | null>): Logger {

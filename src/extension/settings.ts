@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-options.ts';
+import { DEFAULT_BACKEND_URL, DEFAULT_CODEX_PROFILE, DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
 import { USER_ONLY_SETTING_KEYS, type UserOnlySettingKey } from './user-only-settings.ts';
 
 export const SETTINGS_SECTION = 'freeformBridge';
@@ -18,9 +19,6 @@ export interface BridgeSettings {
   codexHome: string | null;
   codexProfile: string;
 }
-
-export const DEFAULT_BACKEND_URL = 'http://127.0.0.1:8000/v1';
-export const DEFAULT_CODEX_PROFILE = 'freeform-bridge';
 
 /** Settings the running server was started with; a change to any of them needs a restart. */
 export const SERVER_SETTING_KEYS = ['backendUrl', 'port', 'model', 'strategy', 'keepaliveSeconds'] as const;
@@ -52,7 +50,7 @@ export function readBridgeSettings(): BridgeSettings {
     port: clampInteger(user('port'), 0, 0, 65535),
     model: trimmedOrNull(user('model')),
     strategy: CUSTOM_TOOL_STRATEGIES.find((known) => known === strategy) ?? 'function_bridge',
-    keepaliveSeconds: clampInteger(configuration.get('keepaliveSeconds'), 15, 0, 3600),
+    keepaliveSeconds: clampInteger(configuration.get('keepaliveSeconds'), DEFAULT_KEEPALIVE_SECONDS, 0, MAX_KEEPALIVE_SECONDS),
     autoStart: user('autoStart') === true,
     codexHome: trimmedOrNull(user('codexHome')),
     // The profile name becomes a file name: refuse anything that could leave CODEX_HOME.

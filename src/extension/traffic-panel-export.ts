@@ -1,4 +1,4 @@
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets } from '../core/redact-secrets.ts';
 
 /*
  * Text the traffic panel hands out of VS Code (clipboard, files): kept pure so the redaction rules

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import * as vscode from 'vscode';
-import { redactSecrets, redactSecretsInValue } from '../core/redact-headers.ts';
+import { redactSecrets, redactSecretsInValue } from '../core/redact-secrets.ts';
 import type { Logger } from '../core/logger.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
 import { parseWebviewToHostMessage, WEBVIEW_IDENTIFIER_FIELDS, type BodyReference, type HostToWebviewMessage, type WebviewToHostMessage } from '../shared/webview-protocol.ts';
 import type { BridgeController } from './bridge-controller.ts';
 import { renderCurlCommand, renderJsonLines } from './traffic-panel-export.ts';
 import { renderTrafficPanelHtml, TRAFFIC_PANEL_TITLE } from './traffic-panel-html.ts';
-import { DEFAULT_TRAFFIC_BUFFER_SIZE, MAX_TRAFFIC_BUFFER_SIZE, MIN_TRAFFIC_BUFFER_SIZE, TrafficStore } from './traffic-store.ts';
+import { DEFAULT_BACKEND_URL, DEFAULT_TRAFFIC_BUFFER_SIZE, MAX_TRAFFIC_BUFFER_SIZE, MIN_TRAFFIC_BUFFER_SIZE } from '../core/defaults.ts';
+import { TrafficStore } from './traffic-store.ts';
 
 export const TRAFFIC_PANEL_VIEW_TYPE = 'freeformBridge.traffic';
 /** Saves the session as JSON Lines; an argument `{ uri }` (Uri or file path) skips the save dialog. */
@@ -64,7 +65,7 @@ function describeBody(reference: BodyReference): string {
 }
 
 /**
- * The live traffic panel's host side (issue #5). Records every traffic event in a bounded store
+ * The live traffic panel's host side. Records every traffic event in a bounded store
  * from activation on, whether or not the panel is open, so opening (or reopening: no
  * retainContextWhenHidden) restores the session from a snapshot.
  */
@@ -172,7 +173,7 @@ export class TrafficPanel implements vscode.Disposable {
       case 'webview/ready':
         this.readyCount += 1;
         this.selectedId = null;
-        // A complete snapshot on every ready (style.md §11): the view may have been reloaded.
+        // A complete snapshot on every ready: the view may have been reloaded.
         this.post({ type: 'traffic/snapshot', exchanges: this.store.getSummaries(), stats: this.store.getStats() });
         return;
       case 'traffic/exchange/select':
@@ -197,7 +198,7 @@ export class TrafficPanel implements vscode.Disposable {
       case 'traffic/curl/copy': {
         const request = this.store.getLoweredRequestValue(message.exchangeId);
         if (request === null) return this.notify('error', 'The lowered request is no longer kept (evicted to bound memory).');
-        const backendUrl = this.store.getBackendUrlOf(message.exchangeId) ?? this.controller.getRunningSettings()?.backendUrl ?? 'http://127.0.0.1:8000/v1';
+        const backendUrl = this.store.getBackendUrlOf(message.exchangeId) ?? this.controller.getRunningSettings()?.backendUrl ?? DEFAULT_BACKEND_URL;
         const command = renderCurlCommand({ backendUrl, request, usesApiKey: this.options.getBackendApiKey() !== null, secrets: this.options.getSecretValues() });
         return this.copy(command, 'Copied the request as a curl command (the API key is read from $FREEFORM_BRIDGE_BACKEND_API_KEY).');
       }

@@ -1,3 +1,4 @@
+import { DEFAULT_TRAFFIC_BUFFER_SIZE, MAX_TRAFFIC_BUFFER_SIZE, MIN_TRAFFIC_BUFFER_SIZE } from '../core/defaults.ts';
 import type { ExchangeStartEvent, TrafficEvent } from '../core/traffic-event.ts';
 import type { ResponsesOutputItem } from '../core/responses/responses-output.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
@@ -18,11 +19,6 @@ import { capSummaryError, countOutputInto, createExchangeSummary } from './traff
  * record each live in their own file.
  */
 
-/** Default ring buffer size (round trips). */
-export const DEFAULT_TRAFFIC_BUFFER_SIZE = 200;
-/** Bounds of the ring buffer setting. */
-export const MIN_TRAFFIC_BUFFER_SIZE = 10;
-export const MAX_TRAFFIC_BUFFER_SIZE = 5000;
 /** Default budget for retained bodies: 64 MiB counted as UTF-16 (an upper bound of V8's string storage). */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 

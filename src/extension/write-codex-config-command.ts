@@ -1,17 +1,13 @@
 import * as vscode from 'vscode';
-import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/codex-config/render-codex-config.ts';
+import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/model-catalog/model-catalog-entry.ts';
 import { BridgeError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets } from '../core/redact-secrets.ts';
 import { fetchBackendModels, type BackendModel } from '../server/backend-models.ts';
-import {
-  applyCodexConfigRestore,
-  applyCodexConfigWrite,
-  CodexConfigFileError,
-  planCodexConfigRestore,
-  planCodexConfigWrite,
-  type CodexConfigWritePlan,
-} from '../server/codex-config-file.ts';
+import { applyCodexConfigWrite } from '../codex-config/apply-codex-config-write.ts';
+import { CodexConfigFileError } from '../codex-config/codex-config-file-error.ts';
+import { planCodexConfigWrite, type CodexConfigWritePlan } from '../codex-config/plan-codex-config-write.ts';
+import { applyCodexConfigRestore, planCodexConfigRestore } from '../codex-config/restore-codex-config.ts';
 import type { BridgeStatus } from './bridge-controller.ts';
 import type { BridgeSecrets } from './bridge-secrets.ts';
 import { buildCodexCommand, resolveCodexHome } from './codex-command.ts';
@@ -76,7 +72,7 @@ const TARGET_ITEMS: ReadonlyArray<vscode.QuickPickItem & { alsoForCodexExtension
 /**
  * "Freeform Bridge: Write Codex Config": pick a model and a tool surface, show the change as a diff,
  * confirm, write atomically. The file logic is shared with `freeform-bridge codex-config`
- * (src/server/codex-config-file.ts); this is only the VS Code dialogue around it.
+ * (src/codex-config/); this is only the VS Code dialogue around it.
  */
 export function registerWriteCodexConfigCommand(dependencies: WriteCodexConfigDependencies): vscode.Disposable {
   const previews = new Map<string, string>();

@@ -3,7 +3,7 @@ import express, { type Express } from 'express';
 import { InvalidRequestError } from '../core/errors.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 import { createErrorMiddleware, MAX_REQUEST_BODY_BYTES, reportRejectedExchange } from './error-middleware.ts';
-import { CODEX_MODEL_CATALOG_PATH } from '../core/codex-config/render-codex-config.ts';
+import { CODEX_MODEL_CATALOG_PATH } from '../core/model-catalog/model-catalog-entry.ts';
 import { BRIDGE_IDENTITY_PATH, BRIDGE_TRAFFIC_PATH, createBridgeIdentityHandler, createBridgeTrafficHandler } from './bridge-sharing-routes.ts';
 import { createModelCatalogHandler } from './model-catalog-route.ts';
 import { createModelsHandler } from './models-route.ts';
@@ -23,7 +23,7 @@ export interface AppDependencies extends ResponsesExchangeDependencies {
 }
 
 /**
- * The bridge's request handler (pure wiring, style.md §9: listening happens in start-server.ts). A
+ * The bridge's request handler (pure wiring: listening happens in start-server.ts). A
  * plain-JSON `POST /v1/responses` — every Codex turn — takes the fast path; everything else, and
  * every unusual form of that request, goes through the Express app.
  */

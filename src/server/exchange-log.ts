@@ -1,6 +1,6 @@
 import { appendFile } from 'node:fs/promises';
 import type { Logger } from '../core/logger.ts';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets } from '../core/redact-secrets.ts';
 import type { ExchangeStartEvent, TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 
 /**

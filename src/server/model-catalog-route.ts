@@ -1,11 +1,11 @@
 import type { Request, Response } from 'express';
 import type { BridgeOptions } from '../core/bridge-options.ts';
-import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/codex-config/render-codex-config.ts';
-import { renderLiveModelCatalog } from '../core/codex-config/render-live-model-catalog.ts';
+import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/model-catalog/model-catalog-entry.ts';
+import { renderLiveModelCatalog } from '../core/model-catalog/render-live-model-catalog.ts';
 import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { createOpenAiErrorBody } from '../core/openai-error.ts';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets } from '../core/redact-secrets.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 import { discoverBackendModels, type BackendModelFacts } from './backend-models.ts';
 import { reportRejectedExchange } from './error-middleware.ts';

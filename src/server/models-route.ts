@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { mapUpstreamHttpError } from '../core/map-upstream-http-error.ts';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets } from '../core/redact-secrets.ts';
 import type { UpstreamClient } from './upstream-client.ts';
 
 /** `GET /v1/models` is proxied so a user can check the bridge sees their backend's model names. */

@@ -5,7 +5,7 @@ import { InvalidRequestError } from '../core/errors.ts';
 import { exceedsJsonNestingDepth } from '../core/parse-json.ts';
 
 /**
- * Checks on the `POST /v1/responses` body beyond what express.json does (issue #8, bad input). Each
+ * Checks on the `POST /v1/responses` body beyond what express.json does (bad input). Each
  * failure becomes a specific 4xx through the error middleware; none reaches lowering.
  */
 

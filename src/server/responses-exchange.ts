@@ -7,7 +7,7 @@ import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
 import { mapUpstreamHttpError, type MappedUpstreamError } from '../core/map-upstream-http-error.ts';
 import { parseJson } from '../core/parse-json.ts';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets } from '../core/redact-secrets.ts';
 import type { ResponsesOutputItem, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../core/sse/sse-decoder.ts';
 import { encodeSseEvent } from '../core/sse/sse-encoder.ts';

@@ -5,8 +5,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import packageJson from '../../package.json';
 import { resolveBridgeOptions, type BridgeOptions } from '../core/bridge-options.ts';
+import { DEFAULT_COMMIT_GRACE_MS, DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';
 import { createSilentLogger, type Logger } from '../core/logger.ts';
-import { redactSecrets } from '../core/redact-headers.ts';
+import { redactSecrets } from '../core/redact-secrets.ts';
 import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 import { createWarningLedger } from '../core/warnings.ts';
 import { createGrammarCache } from '../core/grammar/grammar-cache.ts';
@@ -48,10 +49,6 @@ export interface RunningBridge {
   /** Stops listening, aborts in-flight upstream calls and flushes the log file. */
   close(): Promise<void>;
 }
-
-export const DEFAULT_KEEPALIVE_SECONDS = 15;
-export const DEFAULT_COMMIT_GRACE_MS = 1500;
-export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS = 900;
 
 /** Upper bound on how long close() waits for final events to be flushed to clients. */
 const SHUTDOWN_FLUSH_MS = 1000;

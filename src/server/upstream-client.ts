@@ -1,4 +1,5 @@
 import { Agent, request, type Dispatcher } from 'undici';
+import { normaliseBackendUrl } from '../core/backend-url.ts';
 import { UpstreamConnectionError } from '../core/errors.ts';
 
 /**
@@ -12,7 +13,7 @@ export interface UpstreamResponse {
    * Hands each piece of the body to `onBytes` as it arrives, until the body ends or `onBytes`
    * returns false. Rejects when the body breaks (socket reset, abort). Plain 'data' events, not an
    * async iterator: no promise per chunk, and stopping early creates no AbortError with its stack
-   * trace (issue #7).
+   * trace.
    */
   consume(onBytes: (bytes: Buffer) => boolean): Promise<void>;
   /** Stops and restarts the flow of `consume` (backpressure from the client); TCP holds the backend back meanwhile. */
@@ -49,23 +50,10 @@ export interface UpstreamClientOptions {
   dispatcher?: Dispatcher;
 }
 
-export function normaliseBackendUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new Error(`backend URL '${url}' is not a valid URL (expected e.g. http://127.0.0.1:8000/v1)`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new Error(`backend URL '${url}' must start with http:// or https://`);
-  }
-  return parsed.toString().replace(/\/+$/, '');
-}
-
 export function createUpstreamAgent(): Agent {
   return new Agent({
     // vLLM closes idle keep-alive sockets after 5 s; stay below it so a pooled socket is never
-    // reused just as the server closes it (backends.md §10).
+    // reused just as the server closes it.
     keepAliveTimeout: 4_000,
     keepAliveMaxTimeout: 4_000,
     // Streams send headers at once but may stay silent through queueing and prefill; the bridge's
@@ -186,7 +174,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     const url = `${root}${path}`;
     const headers = buildHeaders(body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'text/event-stream, application/json' });
     // A pooled socket closed by the server at the moment we reuse it fails before any response
-    // byte; retrying once is safe because the backend never saw the request (backends.md §10).
+    // byte; retrying once is safe because the backend never saw the request.
     for (let attempt = 0; ; attempt++) {
       try {
         const response = await request(url, { method, headers, body, signal, dispatcher });

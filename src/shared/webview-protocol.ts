@@ -7,7 +7,7 @@ import type { ExchangeOutcome } from '../core/traffic-event.ts';
 import type { WarningKind } from '../core/warnings.ts';
 
 /*
- * The live traffic panel's message protocol (style.md §11), imported by the extension host
+ * The live traffic panel's message protocol, imported by the extension host
  * (src/extension/traffic-panel.ts) and by the webview (media/traffic-panel.ts). No `vscode` import
  * here: the webview bundle sees this file. The webview renders model output, which is
  * attacker-controlled, so the host validates every inbound message with the zod schemas below.

@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCodexConfigCommand } from '../../src/cli/codex-config-command.ts';
-import type { CodexToolSurface } from '../../src/core/codex-config/render-codex-config.ts';
+import type { CodexToolSurface } from '../../src/core/model-catalog/model-catalog-entry.ts';
 import { startTestBridge, type StartedBridge } from '../support/bridge-harness.ts';
 import { startMockBackend, type MockBackend, type MockTurn, type RecordedRequest } from '../support/mock-backend/create-mock-backend.ts';
 import { startAppServer, type AppServer } from './app-server-client.ts';

@@ -14,7 +14,7 @@ import { SOAK_PATCH, type SoakScenario } from './soak-backend.ts';
 import { makeTempDir } from '../support/cleanup.ts';
 
 /*
- * Issue #8, load: a bounded soak on loopback. 16 concurrent simulated Codex sessions send a mix of
+ * Load: a bounded soak on loopback. 16 concurrent simulated Codex sessions send a mix of
  * streaming and JSON requests for SOAK_SECONDS (default 45), with faults injected by the backend
  * (mid-stream errors, socket cuts, 429/503, context overflow, headers that never come, truncated
  * calls) and by the clients (disconnects during prefill, malformed JSON). Afterwards: every exchange
@@ -109,7 +109,7 @@ const expectFailure =
 const customCallKeepsPayload = (items: Array<Record<string, unknown>>): string | null => {
   const call = items.find((item) => item.type === 'custom_tool_call');
   if (call?.name !== 'apply_patch') return `no apply_patch call in ${JSON.stringify(items).slice(0, 200)}`;
-  // The qwen3_coder parser drops one trailing newline (backends.md §7).
+  // The qwen3_coder parser drops one trailing newline.
   return call.input === SOAK_PATCH.replace(/\n$/, '') ? null : `payload changed: ${JSON.stringify(call.input)}`;
 };
 

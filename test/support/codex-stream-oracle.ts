@@ -1,14 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 
 /**
- * A strict checker for the Responses SSE events the bridge emits (style.md §12: "check every emitted
+ * A strict checker for the Responses SSE events the bridge emits ("check every emitted
  * stream with an oracle"). Two layers:
  *
- * - `'codex'`: only what Codex 0.171 itself enforces or silently loses (codex-wire.md §8): complete
+ * - `'codex'`: only what Codex 0.171 itself enforces or silently loses: complete
  *   `output_item.done` items, `response.completed.response.id`, a terminal event, no `end_turn:false`,
  *   integer usage, text deltas only inside an added message item, kinds and namespaces per tool. The
  *   reference pack's hand-written `sse/ok_*` streams pass this layer.
- * - `'strict'` (default): the above plus the event protocol we promise (bridge-rules.md §6.1–§6.6):
+ * - `'strict'` (default): the above plus the event protocol we promise:
  *   sequence numbers, `added` before deltas and `done`, output indexes 0,1,2…, deltas that add up to
  *   the done values, the terminal snapshot listing exactly the done items.
  *
@@ -21,7 +21,7 @@ export type TerminalEventType = 'response.completed' | 'response.incomplete' | '
 export type CallItemKind = 'function_call' | 'custom_tool_call';
 
 export interface CodexStreamCheckOptions {
-  /** Default `'strict'`; `'codex'` enforces only Codex's own acceptance rules (codex-wire.md §8). */
+  /** Default `'strict'`; `'codex'` enforces only Codex's own acceptance rules. */
   protocol?: CodexStreamProtocol;
   /**
    * The terminal event the stream must end with. Default `'response.completed'`: the only ending Codex
@@ -29,13 +29,13 @@ export interface CodexStreamCheckOptions {
    * failure type when testing failure paths, or `'any'`.
    */
   expectedTerminal?: TerminalEventType | 'any';
-  /** Tool name (bare, as Codex knows it) → the item kind Codex requires for it (codex-wire.md §8 rule 6). */
+  /** Tool name (bare, as Codex knows it) → the item kind Codex requires for it. */
   expectedKinds?: Record<string, CallItemKind>;
-  /** Tool name (bare) → the namespace its calls must carry (codex-wire.md §8 rule 5). */
+  /** Tool name (bare) → the namespace its calls must carry. */
   namespaces?: Record<string, string>;
   /**
    * call_ids whose `custom_tool_call_input.delta` texts may legitimately stop being a prefix of the
-   * done input: malformed arguments where the lifted value wins (bridge-rules.md §6.3 step 6, warning
+   * done input: malformed arguments where the lifted value wins (warning
    * `input_delta_mismatch`).
    */
   inputDeltaMismatchCallIds?: readonly string[];
@@ -196,7 +196,7 @@ export function checkCodexStream(events: readonly unknown[], options: CodexStrea
 
     switch (type) {
       case 'error':
-        violations.push(`${at}: a bare error event — Codex ignores it; send response.failed (codex-wire.md §8 rule 9)`);
+        violations.push(`${at}: a bare error event — Codex ignores it; send response.failed`);
         break;
 
       case 'response.created': {
@@ -300,7 +300,7 @@ export function checkCodexStream(events: readonly unknown[], options: CodexStrea
       }
 
       case 'response.output_text.delta': {
-        // Codex's own rule: text outside an added message item is dropped (codex-wire.md §8 rule 2).
+        // Codex's own rule: text outside an added message item is dropped.
         const item = requireOpenItem('message', ' — Codex drops the text ("OutputTextDelta without active item")');
         const delta = requireString('delta');
         if (item) {
@@ -414,7 +414,7 @@ export function checkCodexStream(events: readonly unknown[], options: CodexStrea
     }
     if (!isNonEmptyString(response.id)) {
       if (type === 'response.completed') {
-        violations.push(`${at}: response.id missing — Codex fails with "missing field \`id\`" and retries (codex-wire.md §8 rule 3)`);
+        violations.push(`${at}: response.id missing — Codex fails with "missing field \`id\`" and retries`);
       } else if (strict) {
         violations.push(`${at}: response.id missing`);
       }
@@ -422,7 +422,7 @@ export function checkCodexStream(events: readonly unknown[], options: CodexStrea
       violations.push(`${at}: response.id ${response.id} differs from response.created's ${createdId}`);
     }
     if (response.end_turn === false) {
-      violations.push(`${at}: end_turn false — Codex re-samples at once (codex-wire.md §8 rule 7)`);
+      violations.push(`${at}: end_turn false — Codex re-samples at once`);
     }
     checkUsage(response.usage, at, strict, violations);
 
@@ -445,7 +445,7 @@ export function checkCodexStream(events: readonly unknown[], options: CodexStrea
     }
 
     // A completed turn must have closed everything: an item never `done` is never stored or run. On
-    // failed/incomplete an open call is the safe outcome (a cut call must not run, bridge-rules.md §5.4, §6.5).
+    // failed/incomplete an open call is the safe outcome (a cut call must not run).
     if (type === 'response.completed') {
       for (const item of items) {
         if (item.open) {
@@ -503,7 +503,7 @@ function findDoneTarget(items: readonly TrackedItem[], event: JsonObject, item: 
   return open[0];
 }
 
-/** codex-wire.md §8 rule 1: a field missing here makes Codex drop the item without any error. */
+/** A field missing here makes Codex drop the item without any error. */
 function checkItemComplete(item: JsonObject, at: string, violations: string[]): void {
   const dropped = ' — Codex drops the item silently';
   switch (item.type) {
@@ -566,7 +566,7 @@ function checkKindAndNamespace(item: JsonObject, at: string, options: CodexStrea
   }
 }
 
-/** Deltas must add up to the value Codex stores (bridge-rules.md §6.2, §6.3). */
+/** Deltas must add up to the value Codex stores. */
 function compareDoneWithTracked(item: JsonObject, tracked: TrackedItem, at: string, mismatchAllowed: ReadonlySet<string>, violations: string[]): void {
   if (item.type !== tracked.type) violations.push(`${at}: item type ${String(item.type)} differs from the added ${tracked.type}`);
   if (tracked.itemId !== null && item.id !== tracked.itemId) violations.push(`${at}: item id differs from the added item's`);
@@ -617,7 +617,7 @@ function checkResponseSnapshot(response: JsonObject, at: string, strict: boolean
 }
 
 /**
- * Codex parses usage counts as integers inside optional detail objects (codex-wire.md §8 rule 3):
+ * Codex parses usage counts as integers inside optional detail objects:
  * `null` counts fail the whole event. Strict mode also rejects `null` objects (omit them instead).
  */
 function checkUsage(usage: unknown, at: string, strict: boolean, violations: string[]): void {

@@ -1,6 +1,6 @@
 /**
- * Request validation as the engines perform it on `POST /v1/chat/completions` (backends.md §2.1 for
- * vLLM, §3 SGLang, §4 Ollama, §5 llama.cpp, §6 LM Studio; checklist §11 items 6–15). Tests use the
+ * Request validation as the engines perform it on `POST /v1/chat/completions` (vLLM,
+ * SGLang, Ollama, llama.cpp, LM Studio). Tests use the
  * vLLM validator directly; the mock backend uses the per-profile one.
  *
  * vLLM validates in three stages and the first failing stage answers: pydantic "before" model
@@ -255,7 +255,7 @@ function collectVllmFieldErrors(data: Record<string, unknown>, reasoningEfforts:
   return errors;
 }
 
-/** History replay: vLLM `json.loads` every assistant tool-call `arguments` before templating (§2.1). */
+/** History replay: vLLM `json.loads` every assistant tool-call `arguments` before templating. */
 function checkVllmHistory(messages: readonly unknown[]): EngineError | null {
   for (const message of messages) {
     if (!isRecord(message) || message.role !== 'assistant' || !Array.isArray(message.tool_calls)) continue;
@@ -385,7 +385,7 @@ export function validateChatRequestForProfile(
           mistralTokenizer: options.mistralTokenizer,
           requiredChoiceNeedsParser: traits.vllmBuild === '2026',
           checkModel: (model) => {
-            // An omitted or empty model selects the default served model (§2.8).
+            // An omitted or empty model selects the default served model.
             if (model === undefined || model === null || model === '' || isKnownModel(options.models, model)) return null;
             return {
               status: 404,
@@ -411,7 +411,7 @@ export function validateChatRequestForProfile(
   }
 }
 
-/** SGLang: plain pydantic (`function` required, any `type` string), then serving checks (§3). */
+/** SGLang: plain pydantic (`function` required, any `type` string), then serving checks. */
 function findSglangRejection(body: unknown, reasoningEfforts: readonly string[]): EngineError | null {
   if (!isRecord(body)) {
     return createBadRequest([
@@ -456,7 +456,7 @@ function findSglangRejection(body: unknown, reasoningEfforts: readonly string[])
 
 const ollamaEfforts = ['minimal', 'low', 'medium', 'high', 'xhigh', 'ultra', 'max', 'none'];
 
-/** Ollama `/v1`: converts first (arguments, effort), then looks up the model and its capabilities (§4). */
+/** Ollama `/v1`: converts first (arguments, effort), then looks up the model and its capabilities. */
 function findOllamaRejection(profile: EngineProfile, body: unknown, options: ProfileValidationOptions): ProfileRejection | null {
   const reject = (status: number, message: string): ProfileRejection =>
     ({ status, message, body: renderErrorEnvelope(profile, { status, message }) });
@@ -493,7 +493,7 @@ function findOllamaRejection(profile: EngineProfile, body: unknown, options: Pro
   if (typeof effort === 'string' && effort !== 'none' && options.supportsThinking === false) {
     return reject(400, `"${model}" does not support thinking`);
   }
-  // Custom tools pass: Ollama does not type-check tools and renders a nameless function (§4).
+  // Custom tools pass: Ollama does not type-check tools and renders a nameless function.
   return null;
 }
 
@@ -520,7 +520,7 @@ function describeJsonType(value: unknown): string {
   return typeof value;
 }
 
-/** llama-server: nlohmann parsing, `runtime_error` → 500 `server_error`, `invalid_argument` → 400 (§5). */
+/** llama-server: nlohmann parsing, `runtime_error` → 500 `server_error`, `invalid_argument` → 400. */
 function findLlamacppRejection(body: unknown): EngineError | null {
   if (!isRecord(body)) return { status: 400, message: 'request body must be a JSON object', type: 'invalid_request_error' };
   if (!Array.isArray(body.messages)) return { status: 400, message: "'messages' is required", type: 'invalid_request_error' };
@@ -560,7 +560,7 @@ function findLlamacppRejection(body: unknown): EngineError | null {
   return null;
 }
 
-/** LM Studio validates with zod and answers `{"error":"<pretty-printed issues>"}` (§6; custom-tool text [inf]). */
+/** LM Studio validates with zod and answers `{"error":"<pretty-printed issues>"}` (custom-tool text [inf]). */
 function findLmstudioRejection(profile: EngineProfile, body: unknown, options: ProfileValidationOptions): ProfileRejection | null {
   const issues: Array<Record<string, unknown>> = [];
   if (!isRecord(body)) {
@@ -609,7 +609,7 @@ export interface TransportCheck {
 
 /**
  * What the engine says before looking at the fields: the content type (vLLM, SGLang and LM Studio
- * insist on JSON; Go and cpp-httplib servers parse whatever arrives) and the JSON syntax (§11 item 1).
+ * insist on JSON; Go and cpp-httplib servers parse whatever arrives) and the JSON syntax.
  */
 export function checkChatTransportForProfile(profile: EngineProfile, contentType: string | undefined, rawBody: string): TransportCheck {
   const family = getProfileTraits(profile).family;

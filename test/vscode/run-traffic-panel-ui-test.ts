@@ -1,5 +1,5 @@
 /**
- * The live traffic panel in a real VS Code (code-server + headless Chromium, vscode-testing.md §2.4),
+ * The live traffic panel in a real VS Code (code-server + headless Chromium),
  * driven like a user: the command palette opens it, the mouse and keyboard work it, and what it shows
  * is read from the webview's inner iframe.
  *

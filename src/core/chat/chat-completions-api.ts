@@ -3,7 +3,7 @@ import { z } from 'zod';
 /*
  * Chat Completions wire shapes. The request is what the bridge builds (plain types, no parsing);
  * responses and stream chunks come from engines and are parsed leniently: every field nullish,
- * unknown fields kept, every engine variant in backends.md accepted.
+ * unknown fields kept, every engine variant the bridge supports accepted (see docs/WIRE.md).
  */
 
 // ---------- request (outbound) ----------
@@ -126,7 +126,7 @@ export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 export const chatCompletionChunkSchema = z.looseObject({
   ...chatEnvelopeFields,
   choices: z.array(z.looseObject({ ...choiceFields, delta: z.looseObject(chatMessageFields).nullish() })).nullish(),
-  /** Mid-stream error frames: vLLM/llama.cpp nest an object, some builds send a string (backends.md §9). */
+  /** Mid-stream error frames: vLLM/llama.cpp nest an object, some builds send a string. */
   error: z.unknown().optional(),
   /** SGLang's flat error frame. */
   object: z.string().nullish(),

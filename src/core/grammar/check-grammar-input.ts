@@ -5,7 +5,7 @@ import { describeGrammarMismatch } from './grammar-matcher.ts';
 import { describeGrammarRepairKind, findGrammarRepair, type GrammarRepair } from './repair-grammar-input.ts';
 
 /*
- * The lift-time check (bridge-rules.md §5.5): a function-only backend cannot enforce a custom
+ * The lift-time check: a function-only backend cannot enforce a custom
  * tool's grammar, so the lifted input is matched here. A mismatch is a warning naming where the
  * input stops matching; the input is still delivered unchanged (Codex's own parser then tells the
  * model what is wrong) unless repair is switched on and a repair makes it match.

@@ -2,7 +2,7 @@ import { isPlainObject, parseJson } from '../parse-json.ts';
 
 /*
  * Opt-in repairs for free-form inputs that miss their grammar in the ways function-calling models
- * are known to (peers.md §2.2): the payload wrapped in JSON or a JSON string, a shell heredoc, a
+ * are known to: the payload wrapped in JSON or a JSON string, a shell heredoc, a
  * Markdown fence, a missing final newline or `*** End Patch`, `*** Begin Patch ***`. A repair is
  * only ever proposed when its result matches the grammar; the caller decides whether to apply it.
  */

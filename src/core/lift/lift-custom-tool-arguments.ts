@@ -4,8 +4,8 @@ import { createWarning, type BridgeWarning, type WarningKind } from '../warnings
 
 /*
  * Turns the `arguments` text of a bridged function call back into the free-form `input` of a
- * `custom_tool_call` (bridge-rules.md §5.3, §5.4). Byte forms differ per engine (spaced Python
- * dumps, compact Go/llama.cpp, ASCII-escaped gpt-oss, HTML-escaped Ollama; backends.md §7), so the
+ * `custom_tool_call`. Byte forms differ per engine (spaced Python
+ * dumps, compact Go/llama.cpp, ASCII-escaped gpt-oss, HTML-escaped Ollama), so the
  * text is always parsed and `input` re-extracted, never passed through.
  */
 
@@ -20,10 +20,10 @@ export interface LiftCustomToolArgumentsContext {
   finishReason: string | null;
 }
 
-/** The bridged function's single string parameter (bridge-rules.md §2.2). */
+/** The bridged function's single string parameter. */
 export const CUSTOM_INPUT_PARAMETER = 'input';
 
-/** Generous enough for large patches; above it the text is delivered raw instead of parsed (§5.3). */
+/** Generous enough for large patches; above it the text is delivered raw instead of parsed. */
 export const MAX_PARSED_ARGUMENTS_BYTES = 16 * 1024 * 1024;
 
 export function liftCustomToolArguments(
@@ -113,7 +113,7 @@ function liftFromObject(
       input = payload;
     } else if (payload === null) {
       // Legacy Qwen XML parsers (vLLM qwen3_coder, SGLang, Ollama) turn the raw text `null` into JSON
-      // null even for a string schema (backends.md §7), so the model most likely wrote `null`.
+      // null even for a string schema, so the model most likely wrote `null`.
       input = 'null';
       warnings.push(
         warn(
@@ -202,7 +202,7 @@ const DIGIT = /^[0-9]$/;
  * inside a string, an escape, a literal or a number, or with objects/arrays still open. Complete
  * JSON, empty text and text that breaks the grammar (raw newlines inside strings, trailing garbage)
  * give false. This is how truncation is recognised when the engine hides it (vLLM reports
- * `tool_calls` even when it stopped for length; backends.md §8).
+ * `tool_calls` even when it stopped for length).
  */
 export function isUnterminatedJsonPrefix(text: string): boolean {
   const containers: Array<'object' | 'array'> = [];

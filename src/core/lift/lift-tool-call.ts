@@ -8,7 +8,7 @@ import type { ResponsesCustomToolCallItem, ResponsesFunctionCallItem } from '../
 import { isUnterminatedJsonPrefix, liftCustomToolArguments } from './lift-custom-tool-arguments.ts';
 
 /*
- * One backend tool call → one Responses item (bridge-rules.md §5.1, §5.2, §5.4, §5.5). Shared by the
+ * One backend tool call → one Responses item. Shared by the
  * non-stream converter and the stream translator, which calls it once per call after the finish
  * chunk, so both paths deliver the same items.
  */
@@ -73,7 +73,7 @@ function liftBridgedCustomCall(input: LiftToolCallInput, entry: ToolMapEntry): L
     finishReason: input.finishReason,
   });
   if (lifted.truncated) return { item: null, truncatedKind: 'custom_tool_call', warnings: lifted.warnings };
-  // §5.5: the backend could not enforce the grammar, so the lifted input is checked here.
+  // The backend could not enforce the grammar, so the lifted input is checked here.
   const checked =
     entry.grammar === null
       ? { input: lifted.input, warnings: [], repaired: false }
@@ -98,7 +98,7 @@ function liftBridgedCustomCall(input: LiftToolCallInput, entry: ToolMapEntry): L
 
 function liftFunctionCall(input: LiftToolCallInput, entry: ToolMapEntry | undefined): LiftedToolCall {
   // Plain function arguments go through as received (Codex parses them itself), except when they
-  // were cut off: a partial call must never run (§5.4 last bullet).
+  // were cut off: a partial call must never run.
   const parses = parseJson(input.argumentsText).success;
   if (!parses && (input.finishReason === 'length' || isUnterminatedJsonPrefix(input.argumentsText))) {
     const tool = entry?.name ?? input.wireName;
@@ -113,7 +113,7 @@ function liftFunctionCall(input: LiftToolCallInput, entry: ToolMapEntry | undefi
     };
   }
   // Unknown names (the model invented a tool) stay as they are: Codex answers `unsupported call`
-  // and the model can recover (§5.1).
+  // and the model can recover.
   const item: ResponsesFunctionCallItem = {
     type: 'function_call',
     id: input.itemId ?? createItemId('fc'),
@@ -159,7 +159,7 @@ function createCustomToolCallItem(fields: {
     type: 'custom_tool_call',
     id: fields.itemId ?? createItemId('ctc'),
     call_id: fields.callId,
-    // Codex matches namespaced tools by bare name plus `namespace` (codex-wire.md §8 rule 5).
+    // Codex matches namespaced tools by bare name plus `namespace`.
     ...(fields.namespace !== null ? { namespace: fields.namespace } : {}),
     name: fields.name,
     input: fields.input,
@@ -168,7 +168,7 @@ function createCustomToolCallItem(fields: {
 }
 
 /**
- * Call ids unique within one response (§5.2): engines may omit them (synthesised `call_<24 hex>`)
+ * Call ids unique within one response: engines may omit them (synthesised `call_<24 hex>`)
  * or repeat them (index-based ids, Ollama), and Codex matches tool outputs by `call_id`. Create one
  * per response and call it once per tool call, not per stream delta. `createId` makes synthesised
  * ids deterministic in tests.

@@ -2,7 +2,7 @@ import type { ChatUsage } from '../chat/chat-completions-api.ts';
 import type { ResponsesUsage } from '../responses/responses-output.ts';
 
 /**
- * Chat `usage` → Responses `usage` (bridge-rules.md §5.6). Codex declares the two detail counts as
+ * Chat `usage` → Responses `usage`. Codex declares the two detail counts as
  * integers, so every field is a non-negative integer and never null (vLLM sends
  * `prompt_tokens_details: null` by default); no usage at all gives zeros.
  */
@@ -10,7 +10,7 @@ export function mapChatUsageToResponsesUsage(usage: ChatUsage | null | undefined
   const inputTokens = toTokenCount(usage?.prompt_tokens);
   const outputTokens = toTokenCount(usage?.completion_tokens);
   const totalTokens = isPresent(usage?.total_tokens) ? toTokenCount(usage?.total_tokens) : inputTokens + outputTokens;
-  // Engines name cache hits differently; the first one present wins (§5.6 table order).
+  // Engines name cache hits differently; the first one present in this list wins.
   const cachedTokens = toTokenCount(
     usage?.prompt_tokens_details?.cached_tokens ?? usage?.cached_input_tokens ?? usage?.cache_read_input_tokens,
   );

@@ -22,7 +22,7 @@ export interface ConvertInputItemsResult {
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 type MessageContent = ResponsesMessageItem['content'];
 
-// ---------- replay rule (§4) ----------
+// ---------- replay rule ----------
 
 export interface ReplayedArguments {
   arguments: string;
@@ -32,7 +32,7 @@ export interface ReplayedArguments {
 
 /**
  * vLLM `json.loads` every replayed `arguments` string before templating: older releases answer
- * invalid JSON with a 400 on every later turn, newer ones silently blank it (backends.md §2.1). So a
+ * invalid JSON with a 400 on every later turn, newer ones silently blank it. So a
  * JSON object passes byte for byte, anything else is wrapped so the model still sees what it wrote.
  */
 export function normaliseReplayedArguments(text: string | null | undefined): ReplayedArguments {
@@ -54,7 +54,7 @@ export function serialiseCustomToolInput(input: string): string {
 
 /**
  * Structured tool outputs are written to be concatenated (`"…Output:\n"` + `"a.py\n"`), so a
- * newline is inserted only where a part does not already end with one (§3.3). Empty parts add nothing.
+ * newline is inserted only where a part does not already end with one. Empty parts add nothing.
  */
 export function joinToolOutputText(segments: readonly string[]): string {
   let text = '';
@@ -168,14 +168,14 @@ function readTextParts(content: MessageContent, path: string, context: Conversio
     const encrypted = part.type === 'encrypted_content' ? readPlainEncryptedContent(part) : null;
     if (isTextPart(part)) texts.push(part.text);
     else if (encrypted !== null) texts.push(encrypted);
-    // Refusal parts contribute nothing (§3.2); they are not content the model should continue from.
+    // Refusal parts contribute nothing; they are not content the model should continue from.
     else if (part.type !== 'refusal') warnUnsupportedPart(context, `${path}.content[${partIndex}]`, part, 'omitted from this text-only message');
   });
   return texts;
 }
 
 /**
- * User content: one plain string when every part is text (several templates mishandle arrays, §3.2).
+ * User content: one plain string when every part is text (several templates mishandle arrays).
  * `joinTexts` joins the text parts of such a message: a line break between parts by default.
  */
 function convertUserContent(
@@ -227,7 +227,7 @@ function convertUserContent(
   return parts;
 }
 
-// ---------- tool outputs (§3.3, §3.4) ----------
+// ---------- tool outputs ----------
 
 interface ConvertedToolOutput {
   content: string | ChatContentPart[];
@@ -274,7 +274,7 @@ function convertToolOutput(output: ResponsesToolOutput, callId: string, path: st
             break;
           case 'inline_user_message':
             // Chat tool messages cannot carry images on most engines: a marker stays in place and the
-            // image follows in one user message after the run of tool messages (§3.4).
+            // image follows in one user message after the run of tool messages.
             segments.push(`[image ${imageNumber} of this tool result is attached in the next message]`);
             images.push(image);
             break;
@@ -316,7 +316,7 @@ function convertToolOutput(output: ResponsesToolOutput, callId: string, path: st
 
 // ---------- reasoning ----------
 
-/** `content[].reasoning_text` is what Codex replays from our own items; `summary[].text` otherwise (§3.3). */
+/** `content[].reasoning_text` is what Codex replays from our own items; `summary[].text` otherwise. */
 function readReasoningText(item: Extract<ResponsesInputItem, { type: 'reasoning' }>): string {
   const fromContent = (item.content ?? [])
     .filter((part) => part.type === 'reasoning_text' && typeof part.text === 'string')
@@ -344,7 +344,7 @@ function buildAssistantMessage(turn: AssistantTurn, options: BridgeOptions): Ass
   const message: AssistantMessage = { role: 'assistant', content: text === '' ? null : text };
   if (reasoning !== '') {
     // Never inline in `content`: vLLM ≥0.16 reads `reasoning`, SGLang/llama.cpp/older vLLM
-    // `reasoning_content`; both at once is harmless on vLLM (§3.3).
+    // `reasoning_content`; both at once is harmless on vLLM.
     const field = options.replayReasoningField;
     switch (field) {
       case 'reasoning':
@@ -368,7 +368,7 @@ function buildAssistantMessage(turn: AssistantTurn, options: BridgeOptions): Ass
   return message;
 }
 
-// ---------- instructions and developer messages (§3.1) ----------
+// ---------- instructions and developer messages ----------
 
 function isInstructionMessage(item: ResponsesInputItem): item is ResponsesMessageItem & { role: 'system' | 'developer' } {
   return item.type === 'message' && (item.role === 'system' || item.role === 'developer');
@@ -404,7 +404,7 @@ function describeDroppedItem(kind: string, path: string): string {
 // ---------- the converter ----------
 
 /**
- * Responses input items → Chat messages (§3). `items` must already be free of `additional_tools`
+ * Responses input items → Chat messages. `items` must already be free of `additional_tools`
  * carriers (see hoist-additional-tools.ts). Throws `UnsupportedFeatureError` for `item_reference`
  * and `InvalidRequestError` for empty image URLs and rejected tool-output images.
  */
@@ -417,7 +417,7 @@ export function convertInputItems(
   const messages: ChatMessage[] = [];
 
   // `instructions` plus the leading run of system/developer messages → one system message at index 0:
-  // many chat templates accept a single system message only (§3.1).
+  // many chat templates accept a single system message only.
   const systemTexts: string[] = instructions ? [instructions] : [];
   let start = 0;
   for (const entry of items) {
@@ -432,7 +432,7 @@ export function convertInputItems(
   let pendingImages: Array<{ callId: string; images: ChatContentPart[] }> = [];
 
   // Templates require `assistant(tool_calls) → tool, tool, …` to stay contiguous, so the images of a
-  // run of tool messages follow in one user message after the last of them (§3.4).
+  // run of tool messages follow in one user message after the last of them.
   const flushImages = (): void => {
     if (pendingImages.length === 0) return;
     const content = pendingImages.flatMap(({ callId, images }): ChatContentPart[] => [
@@ -504,7 +504,7 @@ export function convertInputItems(
       }
       case 'custom_tool_call':
         // Lowered as a bridged call under every strategy, even when the tool is no longer declared:
-        // templates tolerate unknown names in history, and vLLM rejects non-function call types (§4).
+        // templates tolerate unknown names in history, and vLLM rejects non-function call types.
         turn.toolCalls.push({
           id: item.call_id,
           type: 'function',

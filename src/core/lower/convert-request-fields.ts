@@ -5,7 +5,7 @@ import type { ResponsesRequest } from '../responses/responses-request.ts';
 import { createWarning } from '../warnings.ts';
 import { createPendingWarning, type PendingWarning } from './pending-warning.ts';
 
-/** The scalar Chat fields lowering sets besides messages and tools (§3.6). */
+/** The scalar Chat fields lowering sets besides messages and tools. */
 export type ChatRequestFields = Pick<ChatRequest, 'max_tokens' | 'temperature' | 'top_p' | 'reasoning_effort' | 'response_format'>;
 
 export interface ConvertRequestFieldsResult {
@@ -14,7 +14,7 @@ export interface ConvertRequestFieldsResult {
 }
 
 /**
- * `clamp` maps efforts a pre-0.21 vLLM rejects onto its `low|medium|high` (backends.md §2.1) and
+ * `clamp` maps efforts a pre-0.21 vLLM rejects onto its `low|medium|high` and
  * keeps `none`; values it cannot place are dropped rather than guessed.
  */
 const CLAMPED_REASONING_EFFORTS: Readonly<Record<string, string>> = Object.freeze({
@@ -69,7 +69,7 @@ function convertResponseFormat(request: ResponsesRequest, warnings: PendingWarni
 }
 
 /**
- * Scalar fields (§3.6). Fields Codex sends that have no Chat meaning (`store`, `include`,
+ * Scalar fields. Fields Codex sends that have no Chat meaning (`store`, `include`,
  * `prompt_cache_key`, `client_metadata`, `text.verbosity`, `reasoning.summary` …) are accepted
  * and not forwarded; `chat_template_kwargs` is never invented (Mistral-tokenizer vLLM rejects it).
  */

@@ -22,7 +22,7 @@ export interface RequestSummary {
   /** The model sent upstream (`modelOverride` wins). */
   upstreamModel: string;
   inputItems: number;
-  /** Codex's thread id: stable across the requests of one session (codex-wire.md §6). */
+  /** Codex's thread id: stable across the requests of one session. */
   promptCacheKey: string | null;
   tools: ToolSummary[];
   toolChoice: { original: unknown; sent: unknown };
@@ -31,7 +31,7 @@ export interface RequestSummary {
 export interface LoweredRequest {
   /** Always `stream: true` with `stream_options.include_usage`, whatever Codex asked for. */
   chatRequest: ChatRequest;
-  /** Wire name → tool, for lifting the backend's calls back (§2.5). */
+  /** Wire name → tool, for lifting the backend's calls back. */
   toolMap: ToolMap;
   warnings: BridgeWarning[];
   summary: RequestSummary;
@@ -56,8 +56,8 @@ function deselect(record: LoweredToolRecord): LoweredToolRecord {
 }
 
 /**
- * Lowers a Codex Responses request into a Chat Completions request for a function-only backend
- * (bridge-rules.md §1–§4). Pure: the only state is the caller's once-per-process warning ledger.
+ * Lowers a Codex Responses request into a Chat Completions request for a function-only backend.
+ * Pure: the only state is the caller's once-per-process warning ledger.
  *
  * Throws `InvalidRequestError` (400: malformed body, tool-name collision, `required` without tools,
  * `defer_loading: true`, empty image URL, rejected tool-output images) or `UnsupportedFeatureError`
@@ -111,7 +111,7 @@ export function convertResponsesRequestToChatRequest(
 
   const upstreamModel = options.modelOverride || request.model;
   // vLLM rejects `"tools": []` and any tool_choice without tools, and parallel_tool_calls only
-  // means something with tools (§2.8): all three go together or not at all.
+  // means something with tools: all three go together or not at all.
   const toolFields: Pick<ChatRequest, 'tools' | 'tool_choice' | 'parallel_tool_calls'> = {};
   if (chatTools.length > 0) {
     toolFields.tools = chatTools;

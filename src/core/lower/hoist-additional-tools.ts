@@ -13,7 +13,7 @@ export interface HoistAdditionalToolsResult {
 
 /**
  * Removes every `additional_tools` carrier from the input, wherever it sits, and returns its tools
- * as declarations (§2.4). Chat has no positional tool scope, so carrier tools become global and are
+ * as declarations. Chat has no positional tool scope, so carrier tools become global and are
  * appended after the top-level tools by the caller. This runs before the leading developer messages
  * are folded, so developer messages that followed a carrier still count as the leading run.
  */

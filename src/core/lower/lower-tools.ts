@@ -11,7 +11,7 @@ import type { ToolSummary } from './tool-summary.ts';
 /** Renders a compact valid payload for a grammar, or null (BridgeOptions.grammarExamples). */
 export type GrammarExampleRenderer = (toolName: string, grammar: { syntax: string; definition: string }) => string | null;
 
-/** One tool as Codex declared it, top level or inside an `additional_tools` carrier (§2.4). */
+/** One tool as Codex declared it, top level or inside an `additional_tools` carrier. */
 export interface ToolDeclaration {
   tool: ResponsesTool;
   source: 'tools' | 'additional_tools';
@@ -31,7 +31,7 @@ export interface LowerToolsResult {
   warnings: PendingWarning[];
 }
 
-/** LM Studio rejects `{}`, so a missing schema becomes an empty object schema (§2.1). */
+/** LM Studio rejects `{}`, so a missing schema becomes an empty object schema. */
 export const EMPTY_PARAMETERS_SCHEMA: Readonly<Record<string, unknown>> = Object.freeze({ type: 'object', properties: {} });
 
 type FunctionMember = Extract<ResponsesNamespaceMember, { type: 'function' }>;
@@ -59,7 +59,7 @@ function expandDeclarations(declarations: readonly ToolDeclaration[]): ToolCandi
   return declarations.flatMap((declaration): ToolCandidate[] => {
     const { tool, source, path } = declaration;
     if (tool.type !== 'namespace') return [{ member: tool, namespace: null, source, path }];
-    // The namespace's own description is dropped (§2.5): Chat has no place for it.
+    // The namespace's own description is dropped: Chat has no place for it.
     return tool.tools.map((member, index) => ({ member, namespace: tool.name, source, path: `${path}.tools[${index}]` }));
   });
 }
@@ -99,11 +99,11 @@ function createDroppedRecord(candidate: ToolCandidate, name: string, kind: strin
   };
 }
 
-// ---------- function tools (§2.1) ----------
+// ---------- function tools ----------
 
 export function convertFunctionTool(member: FunctionMember, wireName: string): ChatFunctionTool {
   const parameters = member.parameters && Object.keys(member.parameters).length > 0 ? member.parameters : { ...EMPTY_PARAMETERS_SCHEMA };
-  // `strict` is dropped on purpose: engines treat it differently from OpenAI (§2.1); null keys are dropped.
+  // `strict` is dropped on purpose: engines treat it differently from OpenAI; null keys are dropped.
   const chatFunction: ChatFunctionTool['function'] =
     typeof member.description === 'string'
       ? { name: wireName, description: member.description, parameters }
@@ -111,7 +111,7 @@ export function convertFunctionTool(member: FunctionMember, wireName: string): C
   return { type: 'function', function: chatFunction };
 }
 
-// ---------- custom tools (§2.2) ----------
+// ---------- custom tools ----------
 
 export interface BridgedCustomTool {
   chatTool: ChatFunctionTool;
@@ -127,7 +127,7 @@ function fenceGrammar(syntax: string, definition: string): string {
 /**
  * The bridged function's description: the tool owner's text verbatim (never truncated: `exec`
  * carries the nested-tool catalogue), then a neutral sentence about `input` and the grammar. We do
- * not tell the model to escape anything: XML-style parsers (Qwen) take the value raw (§2.2).
+ * not tell the model to escape anything: XML-style parsers (Qwen) take the value raw.
  */
 export function bridgeCustomTool(
   member: CustomMember,
@@ -153,7 +153,7 @@ export function bridgeCustomTool(
   if (grammar !== null) {
     const label = grammar.syntax === '' ? 'this grammar' : `this ${grammar.syntax} grammar`;
     appendix.push(`It must match ${label} (the server does not enforce it):\n${fenceGrammar(grammar.syntax, grammar.definition)}`);
-    // Small models follow an example far better than a grammar (issue #10); only examples verified
+    // Small models follow an example far better than a grammar; only examples verified
     // against the grammar actually sent are offered.
     const example = renderExample?.(name, grammar) ?? null;
     if (example !== null) appendix.push(`A complete, valid \`input\` value (raw text, nothing around it):\n${fenceGrammar('text', example)}`);
@@ -209,7 +209,7 @@ function readGrammar(
   return null;
 }
 
-/** The Chat-native free-form form, only for backends that accept it (OpenAI); §1. */
+/** The Chat-native free-form form, only for backends that accept it (OpenAI). */
 export function passCustomToolThrough(member: CustomMember, wireName: string): ChatCustomTool {
   const custom: ChatCustomTool['custom'] = { name: wireName };
   if (typeof member.description === 'string') custom.description = member.description;
@@ -341,7 +341,7 @@ function dropHostedTool(candidate: ToolCandidate, member: HostedMember): Candida
   const warning = createWarning('hosted_tool_dropped', `${reason}; '${kind}' tools are dropped (shown once per process)`, { tool: name });
   return {
     record: createDroppedRecord(candidate, name, kind, reason),
-    // Codex sends web_search on every default request: one visible warning per kind is enough (§2.6).
+    // Codex sends web_search on every default request: one visible warning per kind is enough.
     warnings: [createPendingWarning(warning, { key: `hosted_tool_dropped:${kind}`, fingerprint: '' })],
   };
 }
@@ -355,7 +355,7 @@ function dropUnsupportedKind(candidate: ToolCandidate, name: string, kind: strin
   };
 }
 
-// ---------- collisions (§2.3) ----------
+// ---------- collisions ----------
 
 function throwCollision(message: string): never {
   throw new InvalidRequestError(message, { param: 'tools', code: 'tool_name_collision' });
@@ -388,7 +388,7 @@ function checkCollision(existing: LoweredToolRecord, record: LoweredToolRecord, 
 // ---------- entry ----------
 
 /**
- * Lowers every declared tool (§2.1–§2.6): functions pass, custom tools are bridged or passed through
+ * Lowers every declared tool: functions pass, custom tools are bridged or passed through
  * per strategy, namespaces are flattened keeping each member's kind, hosted kinds are dropped.
  * Throws `InvalidRequestError` for name collisions and `defer_loading: true`.
  */

@@ -9,7 +9,7 @@ import type { LoweredToolRecord } from './lower-tools.ts';
 export interface ToolChoiceRewrite {
   /**
    * What goes upstream; undefined = omit the field. Always undefined when no tool remains: vLLM
-   * answers any `tool_choice` without `tools` with a 400 (backends.md §2.1).
+   * answers any `tool_choice` without `tools` with a 400.
    */
   toolChoice: ChatToolChoice | undefined;
   /** Wire names of the lowered tools that go upstream (`allowed_tools` and namespace choices filter). */
@@ -54,7 +54,7 @@ function rejectRequiredWithoutTools(context: RewriteToolChoiceContext, what: str
 }
 
 /**
- * Rewrites a Responses `tool_choice` into a form every engine accepts (§2.7): vLLM takes only
+ * Rewrites a Responses `tool_choice` into a form every engine accepts: vLLM takes only
  * `"none"`, `"auto"`, `"required"` and `{"type":"function","function":{"name"}}`, and answers
  * `allowed_tools`, custom and hosted forms with a 400.
  */
@@ -100,7 +100,7 @@ export function rewriteToolChoice(
 
   const noteFiltered = (selected: ReadonlySet<string>): void => {
     if (selected.size === allWireNames.size) return;
-    // Filtering changes the prompt prefix (and the backend's prefix cache); say so (§2.7).
+    // Filtering changes the prompt prefix (and the backend's prefix cache); say so.
     warnings.push(
       createWarning(
         'tools_filtered',
@@ -145,7 +145,7 @@ export function rewriteToolChoice(
         return { toolChoice: 'auto', selected };
       }
       default:
-        // web_search, mcp, file_search, hosted tool_search … : the backend cannot run them (§2.6).
+        // web_search, mcp, file_search, hosted tool_search … : the backend cannot run them.
         return rewriteTo('auto', 'names a hosted tool the backend cannot run');
     }
   })();

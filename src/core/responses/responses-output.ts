@@ -1,5 +1,5 @@
 /*
- * Responses API output shapes the bridge emits toward Codex (codex-wire.md §7–§8). Plain types: we
+ * Responses API output shapes the bridge emits toward Codex. Plain types: we
  * build these, we never parse them. Field names keep the wire spelling.
  */
 

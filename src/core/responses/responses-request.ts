@@ -3,9 +3,9 @@ import { InvalidRequestError } from '../errors.ts';
 import { isPlainObject } from '../parse-json.ts';
 
 /*
- * The Responses request as Codex 0.154–0.171 sends it (codex-wire.md §6). We validate exactly what
+ * The Responses request as Codex 0.154–0.171 sends it. We validate exactly what
  * lowering consumes and keep every other field (loose objects): a newer Codex that adds a field must
- * never get a 400 from the bridge (bridge-rules.md §3.6, style.md §4).
+ * never get a 400 from the bridge.
  *
  * Kinds we do not know (input items, content parts, tools) are not errors either: a preprocess step
  * wraps them as `{ type: 'unknown' | 'hosted', originalType, value }` so the converters can drop them
@@ -17,7 +17,7 @@ import { isPlainObject } from '../parse-json.ts';
 /**
  * Wraps a value whose string `type` is not among `knownTypes`, so a discriminated union can route it
  * to a catch-all option instead of failing. `defaultType` is applied when `type` is absent and
- * `defaultWhenKey` is present (an input item with a `role` but no `type` is a message, §3.1).
+ * `defaultWhenKey` is present (an input item with a `role` but no `type` is a message).
  */
 function createKindNormaliser(
   knownTypes: ReadonlySet<string>,
@@ -52,7 +52,7 @@ const textPartSchema = z.looseObject({
   text: z.string(),
 });
 
-/** `image_url` may be a string or `{ url }` (bridge-rules.md §3.2); emptiness is checked by the converter to name the part. */
+/** `image_url` may be a string or `{ url }`; emptiness is checked by the converter to name the part. */
 const inputImagePartSchema = z.looseObject({
   type: z.literal('input_image'),
   image_url: z.union([z.string(), z.looseObject({ url: z.string().nullish() })]).nullish(),
@@ -117,7 +117,7 @@ function createFunctionToolSchema<Name extends z.ZodType>(name: Name) {
   });
 }
 
-/** `{}` and `{"type":"text"}` both mean "no grammar" (§2.2), so `type` is optional. */
+/** `{}` and `{"type":"text"}` both mean "no grammar", so `type` is optional. */
 const customToolFormatSchema = z.looseObject({
   type: z.string().nullish(),
   syntax: z.string().nullish(),
@@ -135,14 +135,14 @@ function createCustomToolSchema<Name extends z.ZodType>(name: Name) {
   });
 }
 
-/** Every kind outside the allow-list (web_search, tool_search, mcp …, future kinds) is dropped (§2.6). */
+/** Every kind outside the allow-list (web_search, tool_search, mcp …, future kinds) is dropped. */
 const hostedToolSchema = z.object({
   type: z.literal('hosted'),
   originalType: z.string(),
   value: z.record(z.string(), z.unknown()),
 });
 
-/** Sub-tools without a name are skipped by lowering (§2.5), so `name` is optional here. */
+/** Sub-tools without a name are skipped by lowering, so `name` is optional here. */
 const namespaceMemberSchema = z.preprocess(
   createKindNormaliser(new Set(['function', 'custom']), 'hosted'),
   z.discriminatedUnion(
@@ -179,7 +179,7 @@ const toolReferenceSchema = z.looseObject({
 });
 export type ResponsesToolReference = z.infer<typeof toolReferenceSchema>;
 
-/** Codex always sends `"auto"`; every other form is handled by the rewrite table (§2.7). */
+/** Codex always sends `"auto"`; every other form is handled by the rewrite table. */
 export const responsesToolChoiceSchema = z.union([
   z.string(),
   z.looseObject({
@@ -213,7 +213,7 @@ const functionCallItemSchema = z.looseObject({
   call_id: z.string(),
   name: z.string(),
   namespace: z.string().nullish(),
-  /** Replayed verbatim when it is a JSON object, re-wrapped otherwise (§4); absent counts as empty. */
+  /** Replayed verbatim when it is a JSON object, re-wrapped otherwise; absent counts as empty. */
   arguments: z.string().nullish(),
 });
 
@@ -239,7 +239,7 @@ const customToolCallOutputItemSchema = z.looseObject({
   output: toolOutputSchema,
 });
 
-/** The `use_responses_lite` tool carrier (§2.4): hoisted out of `input` before anything else. */
+/** The `use_responses_lite` tool carrier: hoisted out of `input` before anything else. */
 const additionalToolsItemSchema = z.looseObject({
   type: z.literal('additional_tools'),
   tools: z.array(responsesToolSchema),
@@ -288,7 +288,7 @@ const KNOWN_INPUT_ITEM_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Hosted-tool call records and other items with no Chat representation (§3.5). They reach the
+ * Hosted-tool call records and other items with no Chat representation. They reach the
  * converter as `unknown` items like any other unknown kind; this list only sharpens the warning text.
  */
 export const HOSTED_CALL_ITEM_TYPES: ReadonlySet<string> = new Set([
@@ -357,13 +357,13 @@ export const responsesRequestSchema = z.looseObject({
   model: z.string().min(1),
   /** A string is one user message; the converter normalises it. */
   input: z.union([z.string(), z.array(responsesInputItemSchema)]),
-  /** ≤0.161 only; from 0.162 the same text is `input[0]` (codex-wire.md §6). */
+  /** ≤0.161 only; from 0.162 the same text is `input[0]`. */
   instructions: z.string().nullish(),
   /** Absent with `use_responses_lite`: the tools then sit in an `additional_tools` input item. */
   tools: z.array(responsesToolSchema).nullish(),
   tool_choice: responsesToolChoiceSchema.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
-  /** `summary` and `context` are accepted and dropped (§3.6), so only `effort` is validated. */
+  /** `summary` and `context` are accepted and dropped, so only `effort` is validated. */
   reasoning: z.looseObject({ effort: z.string().nullish() }).nullish(),
   /** `verbosity` is accepted and dropped. */
   text: z.looseObject({ format: textFormatSchema.nullish() }).nullish(),

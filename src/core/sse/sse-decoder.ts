@@ -3,10 +3,10 @@ import { isContextOverflowMessage } from '../map-upstream-error.ts';
 import { isPlainObject, parseJson } from '../parse-json.ts';
 
 /**
- * One dispatched SSE event from a backend stream (style.md §7). `event` and `id` are null when the
+ * One dispatched SSE event from a backend stream. `event` and `id` are null when the
  * event had no such line; `data` joins multiple `data:` lines with `\n`. Field names outside the SSE
  * standard are kept in `unknownFields` because 2025 llama.cpp builds send their mid-stream error as a
- * non-standard `error:` field (backends.md §9): a standard reader would drop it and the failed stream
+ * non-standard `error:` field: a standard reader would drop it and the failed stream
  * would look like an empty success.
  */
 export interface SseEvent {
@@ -23,7 +23,7 @@ const CARRIAGE_RETURN = 13;
  * Incremental SSE reader for backend streams, modelled on openai-node's decoder: bytes go through a
  * streaming UTF-8 decoder (a multibyte character may be split across TCP chunks), lines end at `\n`,
  * `\r\n` or `\r`, `:` lines are comments, a blank line dispatches, and `end()` flushes the last event
- * because llama.cpp ends with `data: [DONE]` and a single newline (backends.md §5).
+ * because llama.cpp ends with `data: [DONE]` and a single newline.
  *
  * `id` is per event (not carried over as the browser's last-event-id): backends do not resume streams,
  * and a per-event value is what the traffic view wants to show.
@@ -145,7 +145,7 @@ export type ChatStreamEvent =
   | { kind: 'ignored'; message: string; raw: string };
 
 /**
- * Classifies one backend SSE event. Errors come in every shape of backends.md §9: a `data:` frame with
+ * Classifies one backend SSE event. Errors come in every shape the engines use: a `data:` frame with
  * a top-level `error` (object with `message`, or a string), SGLang's flat `{"object":"error",…}`, and
  * the 2025 llama.cpp `error:` field holding JSON or text. Context overflow is recognised so Codex gets
  * `context_length_exceeded` (no retry) instead of `server_error`.

@@ -1,5 +1,5 @@
 /**
- * SSE writer toward Codex (bridge-rules.md §6.1, style.md §7, after hono's `writeSSE`). Called for
+ * SSE writer toward Codex (after hono's `writeSSE`). Called for
  * every token, so it builds one string per event and nothing else.
  */
 
@@ -19,8 +19,8 @@ export function encodeSseEvent(event: { type: string } & Record<string, unknown>
 }
 
 /**
- * A comment frame for intermediaries. Codex ignores comments, and they do not reset its idle timer
- * (codex-wire.md §8 rule 8), so keepalives toward Codex must be `response.in_progress` events instead.
+ * A comment frame for intermediaries. Codex ignores comments, and they do not reset its idle timer,
+ * so keepalives toward Codex must be `response.in_progress` events instead.
  * Each line of `text` becomes its own comment line so a line break cannot turn text into a field.
  */
 export function encodeSseComment(text: string): string {

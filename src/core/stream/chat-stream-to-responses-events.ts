@@ -21,7 +21,7 @@ import { createWarning, type BridgeWarning } from '../warnings.ts';
 import { InputStringDecoder } from './input-string-decoder.ts';
 
 /*
- * The stream translator (bridge-rules.md §6, style.md §8): a pure, synchronous state machine from
+ * The stream translator: a pure, synchronous state machine from
  * parsed Chat Completions chunks to Responses SSE event objects. No I/O, no timers: the server owns
  * the clock and calls `keepalive()`, so the sequence counter lives in exactly one place.
  */
@@ -31,11 +31,6 @@ export interface StreamTranslatorOptions {
   model: string;
   createdAt: number;
   toolMap: ToolMap;
-  /**
-   * Defer message `done` events to the finish chunk, so a backend failure mid-stream leaves no
-   * partial message in Codex's history for its retry to replay (bridge-rules.md §6.5).
-   */
-  deferMessageDone?: boolean;
   /** Item id factory; tests inject a deterministic one. */
   createItemId?: (prefix: ItemIdPrefix) => string;
   /** Factory for call ids the engine did not send; tests inject a deterministic one. */
@@ -77,7 +72,7 @@ interface ToolCallState {
   argumentsText: string;
   callId: string;
   itemType: 'function_call' | 'custom_tool_call';
-  /** Progressive `{"input":"…"}` decoder for bridged custom calls (bridge-rules.md §6.3). */
+  /** Progressive `{"input":"…"}` decoder for bridged custom calls. */
   decoder: InputStringDecoder | null;
   opened: boolean;
   closed: boolean;
@@ -108,8 +103,8 @@ export class ChatStreamTranslator {
   /** The reasoning or message item that receives text now; a tool call or the other kind retires it. */
   private activeTextItem: TextItemState | null = null;
   /**
-   * Whitespace-only text is held back: `"\n\n"` next to tool calls must not become a message
-   * (backends.md §8), but it is kept and sent once real text follows.
+   * Whitespace-only text is held back: `"\n\n"` next to tool calls must not become a message,
+   * but it is kept and sent once real text follows.
    */
   private heldWhitespace: { reasoning: string; message: string } = { reasoning: '', message: '' };
 
@@ -157,7 +152,7 @@ export class ChatStreamTranslator {
     const errorMessage = readErrorFrame(chunk);
     if (errorMessage !== null) {
       // The SSE layer normally turns error frames into fail(); an error frame that reaches us
-      // anyway must still end the stream as failed, never be read as an empty success (backends.md §9).
+      // anyway must still end the stream as failed, never be read as an empty success.
       const code = isContextOverflowMessage(errorMessage) ? 'context_length_exceeded' : 'server_error';
       this.emitFailed(code, `backend stream failed: ${errorMessage}`);
       return this.endBatch();
@@ -167,10 +162,10 @@ export class ChatStreamTranslator {
     if (choice) {
       const delta = choice.delta;
       if (delta) {
-        // vLLM 0.11.1–0.15 sends the same text under both keys: read one, never both (backends.md §2.4).
+        // vLLM 0.11.1–0.15 sends the same text under both keys: read one, never both.
         const reasoning = delta.reasoning ?? delta.reasoning_content;
         if (reasoning) this.appendText('reasoning', reasoning);
-        // A chunk may carry content and tool_calls together; text comes first (bridge-rules.md §6.4).
+        // A chunk may carry content and tool_calls together; text comes first.
         if (delta.content) this.appendText('message', delta.content);
         if (delta.tool_calls) for (const entry of delta.tool_calls) this.applyToolCallDelta(entry);
       }
@@ -194,7 +189,7 @@ export class ChatStreamTranslator {
     this.ensureStarted();
     const mapping = this.finishMapping;
     if (this.finishReason === null || mapping === null) {
-      // Ollama's error path and engine deaths end the stream without a finish reason (backends.md §8).
+      // Ollama's error path and engine deaths end the stream without a finish reason.
       this.emitFailed('server_error', 'backend stream ended before a finish reason (no finish chunk before the end of the stream)');
     } else if (mapping.status === 'failed') {
       this.emitFailed('server_error', `backend finished with reason "${this.finishReason}"`);
@@ -223,7 +218,7 @@ export class ChatStreamTranslator {
     return this.endBatch();
   }
 
-  /** Failure after the stream started (bridge-rules.md §8): `response.failed`, open calls never delivered. */
+  /** Failure after the stream started: `response.failed`, open calls never delivered. */
   fail(error: { code: StreamFailureCode; message: string }): ResponsesStreamEvent[] {
     if (this.isTerminated) return [];
     this.beginBatch();
@@ -361,12 +356,11 @@ export class ChatStreamTranslator {
     this.emit({ type, item_id: item.itemId, output_index: item.outputIndex, content_index: 0, delta });
   }
 
-  /** The next item opens: the active text item stops receiving text and closes (or waits, if deferred). */
+  /** The next item opens: the active text item stops receiving text and closes. */
   private retireActiveTextItem(): void {
     const active = this.activeTextItem;
     this.activeTextItem = null;
     if (!active) return;
-    if (active.kind === 'message' && this.options.deferMessageDone) return;
     this.closeTextItem(active);
   }
 
@@ -422,7 +416,7 @@ export class ChatStreamTranslator {
 
     const native = entry.type === 'custom' || (entry.custom !== null && entry.custom !== undefined);
     // The kind is fixed once `added` went out: a later entry in the other shape must not turn an
-    // announced function_call into a custom_tool_call at `done` (found by the fuzz suite, issue #8).
+    // announced function_call into a custom_tool_call at `done` (found by the fuzz suite).
     if (native && !call.opened) call.native = true;
     const name = native ? entry.custom?.name : entry.function?.name;
     // The name is taken from the first non-empty value; later nulls (SGLang) are ignored.
@@ -537,7 +531,7 @@ export class ChatStreamTranslator {
 
     if (call.native) {
       // A native input cannot be checked for completeness; when the engine stopped for length, the
-      // last item is the one that was cut, and partial code must never reach `exec` (bridge-rules.md §5.4).
+      // last item is the one that was cut, and partial code must never reach `exec`.
       if (finishReason === 'length' && call.outputIndex === this.items.length - 1) {
         call.truncated = true;
         this.addWarning(
@@ -644,8 +638,8 @@ export class ChatStreamTranslator {
   /**
    * A call whose name never arrived cannot be lifted: Codex silently drops an item without a name, and
    * guessing a tool would run the wrong one. With arguments the model meant to call something, so the
-   * response fails (Codex retries; the panel shows the arguments). Found by the stream fuzz suite
-   * (issue #8): it used to be delivered as a `function_call` named "".
+   * response fails (Codex retries; the panel shows the arguments). Found by the stream fuzz suite:
+   * it used to be delivered as a `function_call` named "".
    */
   private findNamelessCall(): ToolCallState | null {
     return this.calls.find((call) => !call.opened && call.argumentsText !== '') ?? null;
@@ -658,7 +652,7 @@ export class ChatStreamTranslator {
     this.emitFailed('server_error', `backend sent a tool call without a function name (arguments: ${JSON.stringify(shown)}); it cannot be delivered`);
   }
 
-  /** At the finish chunk every open item closes in `output_index` order (bridge-rules.md §6.5). */
+  /** At the finish chunk every open item closes in `output_index` order. */
   private closeOpenItems(): void {
     // Calls that never got a name are not announced: those with arguments failed the response already
     // (findNamelessCall); those without carried nothing at all (an empty `{}` entry).
@@ -675,7 +669,7 @@ export class ChatStreamTranslator {
 function pickFirstChoice(chunk: ChatCompletionChunk): NonNullable<ChatCompletionChunk['choices']>[number] | null {
   const choices = chunk.choices;
   if (!choices || choices.length === 0) return null;
-  // Only choices[0] is used (bridge-rules.md §5.1); engines that number choices put it at index 0.
+  // Only choices[0] is used; engines that number choices put it at index 0.
   return choices.find((choice) => (choice.index ?? 0) === 0) ?? null;
 }
 

@@ -1,11 +1,10 @@
 /**
- * Progressive decoder for the bridged function's JSON arguments `{"input":"…"}` (bridge-rules.md
- * §6.3): it turns raw argument fragments into `response.custom_tool_call_input.delta` text while the
+ * Progressive decoder for the bridged function's JSON arguments `{"input":"…"}`: it turns raw argument fragments into `response.custom_tool_call_input.delta` text while the
  * call is still streaming. It only ever reads the value of a leading `input` key; anything else
- * (another first key, a non-string value) stops the deltas and leaves the decision to the final lift
- * (§5.3), which may deliver something else and then records `input_delta_mismatch`.
+ * (another first key, a non-string value) stops the deltas and leaves the decision to the final lift,
+ * which may deliver something else and then records `input_delta_mismatch`.
  *
- * Engines cut fragments anywhere (§6.3 granularity): llama.cpp inside escapes and words, legacy
+ * Engines cut fragments anywhere: llama.cpp inside escapes and words, legacy
  * qwen3_coder/SGLang as `{` + whole member + `}`, Ollama as one fragment. So every step here can stop
  * mid-token and resume on the next `push`.
  */
@@ -202,7 +201,7 @@ export class InputStringDecoder {
           continue;
         }
       }
-      // Not a JSON escape: the arguments are malformed and the final lift decides (§5.3); pass the
+      // Not a JSON escape: the arguments are malformed and the final lift decides; pass the
       // backslash through as written rather than guess.
       output += '\\';
       position = index + 1;

@@ -17,7 +17,7 @@ import {
 } from './codex-session.ts';
 
 /**
- * Issue #6, scenario 3: the `code-mode` surface (catalog `tool_mode: "code_mode_only"` +
+ * The `code-mode` surface (catalog `tool_mode: "code_mode_only"` +
  * `use_responses_lite`). Codex sends no top-level tools, only an `additional_tools` input item whose
  * namespace `functions` holds the custom `exec` tool. The bridge hoists and flattens it to
  * `functions__exec`, lifts the model's call back as `custom_tool_call` with `namespace: "functions"`,

@@ -11,7 +11,7 @@ import {
 } from './codex-session.ts';
 
 /**
- * Issue #6, scenario 6: errors the user must be able to read in Codex's own output. A permanent
+ * Errors the user must be able to read in Codex's own output. A permanent
  * backend 400 arrives as a 400 whose message is the backend's (Codex prints the body and does not
  * retry); a context overflow arrives as `context_length_exceeded`, which Codex turns into its
  * context-window message.
@@ -35,7 +35,7 @@ describe(codexSuiteTitle('backend errors'), { timeout: 120_000 }, () => {
     try {
       const run = await session.runCodex('Say hi.');
       assert.equal(run.code, 1, describeRun(run));
-      // Codex prints a 400's body verbatim (codex-wire.md §9): the bridge's error JSON.
+      // Codex prints a 400's body verbatim: the bridge's error JSON.
       const shown = run.errors.at(-1) ?? '';
       const body = JSON.parse(shown) as { error: { message: string; code: string } };
       assert.ok(body.error.message.includes('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'), describeRun(run));

@@ -20,7 +20,7 @@ import {
 } from './codex-session.ts';
 
 /**
- * Issue #6, scenario 2: the `freeform` surface. Codex declares the custom `apply_patch` tool (Lark
+ * The `freeform` surface. Codex declares the custom `apply_patch` tool (Lark
  * grammar); the bridge lowers it to a function with one string parameter `input`, the model calls it,
  * the bridge lifts the call back into a `custom_tool_call`, and Codex applies the patch to the disk.
  */
@@ -75,7 +75,7 @@ function writeOriginalFiles(workspace: string): void {
 for (const profile of ['vllm-hermes', 'vllm-qwen3coder'] as const satisfies readonly EngineProfile[]) {
   describe(codexSuiteTitle(`freeform surface, ${profile}`), { timeout: 120_000 }, () => {
     it('apply_patch adds and updates files exactly as the patch says', async (context) => {
-      // The XML parser cuts a parameter at `</parameter>` (backends.md §7): that byte run cannot pass
+      // The XML parser cuts a parameter at `</parameter>`: that byte run cannot pass
       // through a qwen3_coder backend at all, whatever the bridge does.
       const patch = profile === 'vllm-qwen3coder' ? GOOD_PATCH.replace(' & </parameter> stay too.', ' & stay too.') : GOOD_PATCH;
       const expectedNotes = profile === 'vllm-qwen3coder' ? EXPECTED_NOTES.replace(' & </parameter> stay too.', ' & stay too.') : EXPECTED_NOTES;

@@ -17,7 +17,7 @@ import {
 } from './codex-session.ts';
 
 /**
- * Issue #6, scenario 1: the `functions` surface (Codex's fallback metadata, function tools only).
+ * The `functions` surface (Codex's fallback metadata, function tools only).
  * The model calls exec_command, Codex runs it, the next request replays call and output, the model
  * answers and Codex exits 0 with that answer.
  */

@@ -12,9 +12,9 @@ import {
 } from './codex-session.ts';
 
 /**
- * Issue #6, scenario 5: the backend stays silent (queueing, long prefill) for longer than Codex's
- * `stream_idle_timeout_ms`. The bridge's `response.in_progress` keepalives reset Codex's idle timer
- * (codex-wire.md §8 rule 8), so the turn survives. The control run without keepalives shows that the
+ * The backend stays silent (queueing, long prefill) for longer than Codex's
+ * `stream_idle_timeout_ms`. The bridge's `response.in_progress` keepalives reset Codex's idle timer,
+ * so the turn survives. The control run without keepalives shows that the
  * shortened timeout really is in force.
  */
 

@@ -15,7 +15,7 @@ import {
 } from './codex-session.ts';
 
 /**
- * Issue #6, scenario 4: one Codex run with 50 exec_command round trips. Every call the model made
+ * One Codex run with 50 exec_command round trips. Every call the model made
  * must come back exactly once, paired with its output by call id, in order, in every later request;
  * the backend must see exactly one request per model turn (no retry caused by the bridge).
  */

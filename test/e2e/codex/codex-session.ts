@@ -1,10 +1,10 @@
 /**
- * Runs the real Codex CLI through the bridge against the project's mock backend (issue #6).
+ * Runs the real Codex CLI through the bridge against the project's mock backend.
  *
  * One session = a mock Chat Completions backend (an engine profile, scripted by a responder that sees
  * each recorded request), a bridge started in-process with its traffic collected and its exchange log
  * written, a scratch CODEX_HOME written by our own config writer, and a scratch git workspace.
- * `runCodex` spawns `codex exec -p <profile> --json` there with stdin closed (codex-wire.md §2).
+ * `runCodex` spawns `codex exec -p <profile> --json` there with stdin closed.
  *
  * The Codex build is the pinned `@openai/codex` devDependency, or the executable named by the
  * `CODEX_BIN` environment variable (to run the suite against another version).
@@ -14,10 +14,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ChatFunctionTool, ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
-import type { CodexToolSurface } from '../../../src/core/codex-config/render-codex-config.ts';
+import type { CodexToolSurface } from '../../../src/core/model-catalog/model-catalog-entry.ts';
 import type { RoundTripLabel } from '../../../src/core/round-trip-label.ts';
 import type { ExchangeStartEvent, TrafficEvent } from '../../../src/core/traffic-event.ts';
-import { applyCodexConfigWrite, planCodexConfigWrite } from '../../../src/server/codex-config-file.ts';
+import { applyCodexConfigWrite } from '../../../src/codex-config/apply-codex-config-write.ts';
+import { planCodexConfigWrite } from '../../../src/codex-config/plan-codex-config-write.ts';
 import { startBridgeServer, type BridgeServerConfig, type RunningBridge } from '../../../src/server/start-server.ts';
 import {
   startMockBackend,
@@ -345,7 +346,7 @@ export async function startCodexBridgeSession(options: CodexBridgeSessionOptions
       prompt,
     ];
     const started = Date.now();
-    // stdin closed: `codex exec` waits for EOF on a piped stdin (codex-wire.md §2).
+    // stdin closed: `codex exec` waits for EOF on a piped stdin.
     const child = spawn(binary, codexArguments, { cwd: workspace, env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';

@@ -12,7 +12,7 @@ import { makeTempDir } from '../../support/cleanup.ts';
 /**
  * The written files against the real Codex CLI (the pinned `@openai/codex` devDependency), with
  * `--strict-config` so any key Codex does not know fails the run. Codex talks to a loopback mock
- * Responses server that records each request and answers the minimal stream of codex-wire.md §7.
+ * Responses server that records each request and answers the minimal stream Codex accepts (docs/WIRE.md).
  */
 
 
@@ -65,7 +65,7 @@ function runCodex(codexHome: string, profile: string | null): Promise<{ code: nu
   const child = spawn(
     codexBinary,
     ['exec', '--strict-config', ...profileArguments, '--skip-git-repo-check', '--ephemeral', '-s', 'read-only', 'say hi'],
-    // stdin closed: `codex exec` waits for EOF on a piped stdin (codex-wire.md §2).
+    // stdin closed: `codex exec` waits for EOF on a piped stdin.
     { cwd: workspace, env: environment, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';

@@ -10,7 +10,7 @@ import { renderChunkFrame, startScriptedBackend, startSseResponse, type Scripted
 import { makeTempDir } from '../../support/cleanup.ts';
 
 /**
- * Issue #8, security: a local bridge is reachable by every process on the machine and every web page
+ * Security: a local bridge is reachable by every process on the machine and every web page
  * in the user's browser. It binds to loopback, refuses foreign Host headers (DNS rebinding), browser
  * origins and preflights, requires its token, and never lets the backend key out.
  */

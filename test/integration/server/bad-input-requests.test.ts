@@ -7,7 +7,7 @@ import { answerWithText, renderChunkFrame, startScriptedBackend, startSseRespons
 import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
 
 /**
- * Issue #8, bad input: every malformed request gets a specific 4xx in OpenAI's error shape, reaches no
+ * Bad input: every malformed request gets a specific 4xx in OpenAI's error shape, reaches no
  * backend, leaves a `exchange-rejected` entry for the panel and the log, and the bridge keeps serving.
  */
 
@@ -142,7 +142,7 @@ describe('bad input to POST /v1/responses', () => {
       },
       { status: 400, code: 'tool_name_collision', param: 'tools', message: /apply_patch/ },
     );
-    // A namespace member flattens onto an existing flat name (bridge-rules.md §2.3).
+    // A namespace member flattens onto an existing flat name.
     await expectRefusal(
       {
         body: JSON.stringify({

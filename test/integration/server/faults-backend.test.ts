@@ -8,7 +8,7 @@ import { failedStreamError, jsonError, runExchange, waitUntil, type ObservedExch
 import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
 
 /**
- * Issue #8, faults: every backend failure ends in a clear error to Codex — an HTTP status before the
+ * Faults: every backend failure ends in a clear error to Codex — an HTTP status before the
  * SSE response is committed, `response.failed` after — and a failed exchange in the panel and the log.
  * Nothing hangs: the bridge's own watchdog ends silent backends (timeouts here are guards only).
  */
@@ -226,7 +226,7 @@ describe('a backend stream that breaks', () => {
   });
 });
 
-describe('engine mid-stream error frames (backends.md §9)', () => {
+describe('engine mid-stream error frames', () => {
   const cases: Array<{ kind: MidStreamErrorKind; profile: EngineProfile; code: string; message: RegExp }> = [
     { kind: 'vllm', profile: 'vllm-hermes', code: 'server_error', message: /^backend stream failed \(.*\): Internal server error$/ },
     { kind: 'sglang', profile: 'sglang', code: 'server_error', message: /^backend stream failed \(.*\): Internal server error$/ },

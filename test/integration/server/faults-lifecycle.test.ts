@@ -10,7 +10,7 @@ import { startBridgeServer } from '../../../src/server/start-server.ts';
 import { makeTempDir } from '../../support/cleanup.ts';
 
 /**
- * Issue #8, faults on the Codex side and in the bridge's own lifecycle: Codex going away during a
+ * Faults on the Codex side and in the bridge's own lifecycle: Codex going away during a
  * silent prefill, the bridge stopped with requests in flight, the port already taken.
  */
 

@@ -1,7 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Logger } from '../../../src/core/logger.ts';
-import { DEFAULT_CATALOG_CONTEXT_WINDOW } from '../../../src/core/codex-config/render-live-model-catalog.ts';
+import { DEFAULT_CATALOG_CONTEXT_WINDOW } from '../../../src/core/defaults.ts';
 import { findFreePort, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { startMockBackend, type EngineProfile, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 

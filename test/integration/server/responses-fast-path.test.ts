@@ -8,7 +8,7 @@ import { sendRawHttpRequest, type RawHttpResponse } from '../../support/raw-http
 import { answerWithText, startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.ts';
 
 /**
- * Issue #7: a plain-JSON `POST /v1/responses` skips Express (responses-fast-path.ts). Both paths must
+ * A plain-JSON `POST /v1/responses` skips Express (responses-fast-path.ts). Both paths must
  * answer every request the same way, so each case is sent twice: as Codex sends it (fast path) and
  * with a query string, which only the Express app serves.
  */

@@ -15,7 +15,7 @@ import {
 } from '../../support/bridge-harness.ts';
 
 const TRICKY_INPUT = readFixtureText('backend-examples/tricky-input.txt');
-/** XML-style parsers (qwen3_coder, SGLang, Ollama) drop exactly one trailing newline (backends.md §7). */
+/** XML-style parsers (qwen3_coder, SGLang, Ollama) drop exactly one trailing newline. */
 const TRICKY_INPUT_XML_TRIMMED = TRICKY_INPUT.replace(/\n$/, '');
 
 const FREEFORM_REQUEST = readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json');
@@ -348,7 +348,7 @@ for (const profile of ['ollama', 'llamacpp', 'sglang', 'vllm-hermes'] as const) 
       const functionCall = items.find((item) => item.type === 'function_call');
       assert.equal(custom?.name, 'exec');
       // The mock plays a Qwen3-Coder model behind these engines: their XML parsers drop one trailing
-      // newline (backends.md §7); only the JSON-style hermes parser keeps the payload whole.
+      // newline; only the JSON-style hermes parser keeps the payload whole.
       const expected = profile === 'vllm-hermes' ? 'text("hi — ✓ \\"quoted\\"")\n' : 'text("hi — ✓ \\"quoted\\"")';
       assert.equal(custom?.input, expected);
       assert.equal(functionCall?.name, 'close_agent');

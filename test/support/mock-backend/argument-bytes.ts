@@ -1,7 +1,6 @@
 /**
  * Tool-call `arguments` as each engine writes them: byte forms (arguments-matrix.json), Qwen XML
- * parameter rules (qwen3coder-coercion-cases.json) and streaming fragmentation per parser (§2.4, §2.5,
- * §3, §4, §5).
+ * parameter rules (qwen3coder-coercion-cases.json) and streaming fragmentation per parser.
  */
 import { renderGoJson, type ArgumentByteForm } from './profiles.ts';
 import { renderPythonJsonDumps } from './python-text.ts';
@@ -28,7 +27,7 @@ const xmlValueTerminators = ['</parameter>', '<parameter=', '</function>'];
 /**
  * What a legacy Qwen3-Coder XML parser (vLLM qwen3_coder, SGLang, Ollama) makes of the raw text of a
  * string parameter: the value ends at the first embedded end tag, exactly one leading and one trailing
- * newline are removed, and the text `null` (any case) becomes JSON null even for `"type":"string"` (§7).
+ * newline are removed, and the text `null` (any case) becomes JSON null even for `"type":"string"`.
  */
 export function applyQwenXmlParameterRules(rawValue: string, options: { nullCoercion: boolean } = { nullCoercion: true }): string | null {
   let value = rawValue;

@@ -1,5 +1,5 @@
 /**
- * A scriptable fake OpenAI-compatible Chat Completions server with engine profiles (backends.md §11).
+ * A scriptable fake OpenAI-compatible Chat Completions server with engine profiles.
  * Built on `node:http` only, so it shares no code with the bridge under test.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -109,7 +109,7 @@ function readRequestBody(request: IncomingMessage): Promise<string> {
 
 /**
  * Closes a connection that stays idle for `idleMs` after a response (uvicorn's
- * `timeout_keep_alive`, §10), without Node's `Keep-Alive: timeout=N` header: the engines send no
+ * `timeout_keep_alive`), without Node's `Keep-Alive: timeout=N` header: the engines send no
  * such hint, and clients such as undici shorten their reuse window when they see one, which would hide
  * the reuse race this exists to provoke. 0 = never close (Go's server).
  */
@@ -144,7 +144,7 @@ function installIdleClose(server: Server, idleMs: number): void {
 
 function createSystemFingerprint(profile: EngineProfile, vllmEra: VllmEra | null): string | null {
   const traits = getProfileTraits(profile);
-  // vLLM populates system_fingerprint only since Apr 2026 (§2.3).
+  // vLLM populates system_fingerprint only since Apr 2026.
   if (traits.family === 'vllm') return vllmEra === '2026' ? `vllm-0.20.0-${createHex(8)}` : null;
   if (traits.family === 'llamacpp') return `b${randomInt(6000, 7000)}-${createHex(8)}`;
   return null;
@@ -188,7 +188,7 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
   installIdleClose(server, options.keepAliveTimeoutMs ?? traits.keepAliveTimeoutMs);
 
   const shutDownListener = (): void => {
-    // A dead vLLM engine takes the server down: next connects are refused (§11 item 29).
+    // A dead vLLM engine takes the server down: next connects are refused.
     stopped = true;
     server.close();
     server.closeIdleConnections();
@@ -342,7 +342,7 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
       completionId: createCompletionId(profile),
       systemFingerprint,
       includeUsage: body.stream === true && isRecord(body.stream_options) && body.stream_options.include_usage === true,
-      // Ollama ignores tool_choice; llama.cpp turns a named choice into "auto" (§4, §5).
+      // Ollama ignores tool_choice; llama.cpp turns a named choice into "auto".
       toolChoiceMode:
         traits.family === 'ollama' || (traits.family === 'llamacpp' && isRecord(body.tool_choice))
           ? 'auto'
@@ -365,7 +365,7 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
     const streamType = traits.family === 'llamacpp' ? 'text/event-stream' : 'text/event-stream; charset=utf-8';
     response.writeHead(200, { 'content-type': streamType, ...headers });
     response.flushHeaders();
-    // No engine writes anything while it queues or prefills (§10): a silent gap, no comments.
+    // No engine writes anything while it queues or prefills: a silent gap, no comments.
     await wait(turn.delayBeforeFirstByteMs, controller.signal);
     const stream = renderChatStream(context, prepared, {
       argumentsInFinishChunk: turn.argumentsInFinishChunk,

@@ -1,6 +1,6 @@
 /**
  * Turns a scripted MockTurn into what one engine profile would put on the wire for one request: ids,
- * argument bytes and fragments, `content` next to tool calls and the mapped `finish_reason` (§8).
+ * argument bytes and fragments, `content` next to tool calls and the mapped `finish_reason`.
  */
 import { randomInt } from 'node:crypto';
 import {
@@ -20,7 +20,7 @@ import { toPieces, type MockToolCall, type MockTurn } from './script.ts';
 export type ToolChoiceMode = 'auto' | 'required' | 'named' | 'none';
 
 /**
- * vLLM field set by date (§2.3, §2.4): `0.10` (≤0.11.0), `interim` (0.11.1–0.15, the builds that send
+ * vLLM field set by date: `0.10` (≤0.11.0), `interim` (0.11.1–0.15, the builds that send
  * both reasoning keys: `token_ids` but no `prompt_text` or fingerprint), `2026` (U).
  */
 export type VllmEra = '0.10' | 'interim' | '2026';
@@ -49,7 +49,7 @@ export interface ResponseContext {
 }
 
 /**
- * How a call's first stream delta looks (§2.4, §11 item 22):
+ * How a call's first stream delta looks:
  * `hermes` name entry plus first arguments entry in one chunk (vLLM U); `name-only` header without
  * `arguments` (old hermes); `empty-arguments` header with `arguments:""` (qwen3_coder, harmony, SGLang);
  * `first-piece` header carrying the first fragment (named choice, llama.cpp); `whole` (Ollama).
@@ -88,10 +88,10 @@ export function createCompletionId(profile: EngineProfile): string {
     case 'vllm':
       return traits.vllmBuild === '0.10' ? `chatcmpl-${createHex(32)}` : `chatcmpl-${createHex(16)}`;
     case 'sglang':
-      // SGLang uses the bare request id (§3).
+      // SGLang uses the bare request id.
       return createHex(32);
     case 'ollama':
-      // Ollama's ids are `chatcmpl-<rand.Intn(999)>`: they repeat across responses (§4).
+      // Ollama's ids are `chatcmpl-<rand.Intn(999)>`: they repeat across responses.
       return `chatcmpl-${randomInt(999)}`;
     case 'llamacpp':
       return `chatcmpl-${createAlphanumeric(32)}`;
@@ -128,7 +128,7 @@ export function describeToolChoice(toolChoice: unknown): ToolChoiceMode {
 function chooseLayout(context: ResponseContext): CallLayout {
   const traits = context.traits;
   if (traits.family === 'vllm') {
-    // named/required use structured outputs and bypass the parser (§2.1).
+    // named/required use structured outputs and bypass the parser.
     if (context.toolChoiceMode === 'named' || context.toolChoiceMode === 'required') return 'first-piece';
     if (traits.vllmToolParser === 'hermes') return 'hermes';
     if (traits.vllmToolParser === 'hermes-legacy') return 'name-only';
@@ -183,7 +183,7 @@ function prepareToolCall(context: ResponseContext, call: MockToolCall, index: nu
   };
 }
 
-/** §8: each engine's rule for turning the engine stop reason into the wire `finish_reason`. */
+/** Each engine's rule for turning the engine stop reason into the wire `finish_reason`. */
 function mapFinishReason(context: ResponseContext, engineReason: string, hasCalls: boolean): string {
   if (!hasCalls) return engineReason;
   if (context.traits.family === 'vllm') {

@@ -1,6 +1,6 @@
 /**
  * Engine profiles of the mock backend: which engine, build and tool parser it imitates, and the
- * per-engine error envelopes (backends.md §1, §2.2, §3, §4, §5, §6, §9).
+ * per-engine error envelopes.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 
@@ -30,7 +30,7 @@ export type EngineFamily = 'vllm' | 'sglang' | 'ollama' | 'llamacpp' | 'lmstudio
 /** Which reasoning key a build writes: ≤0.11.0 `reasoning_content`, 0.11.1–0.15 both, ≥0.16 `reasoning`. */
 export type ReasoningKey = 'reasoning' | 'reasoning_content' | 'both';
 
-/** vLLM `--tool-call-parser` flavours we replay (backends.md §2.5). `hermes-legacy` = ≤ ~0.18 streaming. */
+/** vLLM `--tool-call-parser` flavours we replay. `hermes-legacy` = ≤ ~0.18 streaming. */
 export type VllmToolParser = 'hermes' | 'hermes-legacy' | 'qwen3coder' | 'openai';
 
 /** The `function.arguments` byte forms of arguments-matrix.json. */
@@ -43,7 +43,7 @@ export interface ProfileTraits {
   vllmToolParser: VllmToolParser | null;
   reasoningKey: ReasoningKey;
   /**
-   * Qwen3-Coder XML parameter handling (§7): `legacy` = cut at `</parameter>`, one-newline trim and the
+   * Qwen3-Coder XML parameter handling: `legacy` = cut at `</parameter>`, one-newline trim and the
    * `null` coercion (vLLM qwen3_coder, SGLang, Ollama); `trim-only` = llama.cpp's Qwen3-Coder handler,
    * whose `arguments-matrix.json` entry also lacks the final newline; null = a JSON-style parser.
    */
@@ -94,7 +94,7 @@ const traitsByProfile: Record<EngineProfile, ProfileTraits> = {
     vllmToolParser: 'openai',
     reasoningKey: 'reasoning',
     xmlParameterRules: null,
-    // Harmony re-dumps non-stream arguments ASCII-escaped but streams the model's compact raw JSON (§2.4).
+    // Harmony re-dumps non-stream arguments ASCII-escaped but streams the model's compact raw JSON.
     nonStreamArgumentForm: 'python-ascii',
     streamArgumentForm: 'compact',
     defaultModel: 'openai/gpt-oss-20b',
@@ -151,7 +151,7 @@ const traitsByProfile: Record<EngineProfile, ProfileTraits> = {
     streamArgumentForm: 'compact',
     defaultModel: 'qwen3-coder-30b-a3b-instruct-q4_k_m.gguf',
     keepAliveTimeoutMs: 5_000,
-    // llama-server only honours "none" and ignores every other value (§5).
+    // llama-server only honours "none" and ignores every other value.
     reasoningEfforts: null,
     contextWindow: 8_192,
   },
@@ -178,7 +178,7 @@ export function isEngineProfile(value: string): value is EngineProfile {
   return (engineProfiles as readonly string[]).includes(value);
 }
 
-/** Go's encoder escapes `<`, `>`, `&`, U+2028 and U+2029 in every string (Ollama, §4 and §7). */
+/** Go's encoder escapes `<`, `>`, `&`, U+2028 and U+2029 in every string (Ollama). */
 export function renderGoJson(value: unknown): string {
   return JSON.stringify(value)
     .replace(/</g, '\\u003c')
@@ -241,7 +241,7 @@ function mapLlamacppErrorType(status: number): string {
   return 'server_error';
 }
 
-/** The profile's error envelope (§1 table "error envelope"). */
+/** The profile's error envelope: how its engine wraps an error message. */
 export function renderErrorEnvelope(profile: EngineProfile, error: EngineError): unknown {
   const family = getProfileTraits(profile).family;
   switch (family) {
@@ -267,7 +267,7 @@ export function renderErrorEnvelope(profile: EngineProfile, error: EngineError):
     case 'llamacpp':
       return { error: { code: error.status, message: error.message, type: error.type ?? mapLlamacppErrorType(error.status) } };
     case 'lmstudio':
-      // LM Studio's chat endpoint answers `{"error":"<string>"}` (§6).
+      // LM Studio's chat endpoint answers `{"error":"<string>"}`.
       return { error: error.message };
     default: {
       const unreachable: never = family;
@@ -276,7 +276,7 @@ export function renderErrorEnvelope(profile: EngineProfile, error: EngineError):
   }
 }
 
-/** Named failures a turn can ask for; rendered in the profile's wording (§2.8, §3, §4, §5, §11 items 15, 16, 29). */
+/** Named failures a turn can ask for; rendered in the profile's wording. */
 export type MockFailure = 'context-length' | 'overloaded' | 'engine-dead' | 'model-not-found';
 
 export interface FailureContext {
@@ -315,7 +315,7 @@ export function renderFailure(profile: EngineProfile, failure: MockFailure, cont
       return envelope({ status: 500, message: 'the model runner has unexpectedly stopped' });
     case 'overloaded':
       if (traits.family === 'vllm') {
-        // The elastic-EP middleware answers with a string `error` (§2.8); vLLM has no other admission control.
+        // The elastic-EP middleware answers with a string `error`; vLLM has no other admission control.
         return { status: 503, body: { error: 'The model is currently scaling. Please try again later.' }, shutDownAfter: false };
       }
       if (traits.family === 'ollama') {
@@ -380,7 +380,7 @@ function renderContextLengthFailure(
         shutDownAfter: false,
       };
     case 'ollama':
-      // Ollama silently drops the oldest messages instead (§4): no error at all.
+      // Ollama silently drops the oldest messages instead: no error at all.
       return null;
     case 'lmstudio':
       return envelope({
@@ -394,7 +394,7 @@ function renderContextLengthFailure(
   }
 }
 
-/** Unknown `model` (§11 item 15): vLLM 404 with `param:"model"`, Ollama 404 `not_found_error`. */
+/** Unknown `model`: vLLM 404 with `param:"model"`, Ollama 404 `not_found_error`. */
 export function renderModelNotFound(profile: EngineProfile, model: string): RenderedFailure {
   const traits = getProfileTraits(profile);
   const body = (error: EngineError): RenderedFailure => ({

@@ -1,6 +1,6 @@
 /**
- * Non-streaming `chat.completion` bodies per engine, field order and nulls included (§2.3 vLLM,
- * §3 SGLang, §4 Ollama, §5 llama.cpp, §6 LM Studio).
+ * Non-streaming `chat.completion` bodies per engine, field order and nulls included (vLLM,
+ * SGLang, Ollama, llama.cpp, LM Studio).
  */
 import { createLlamacppTimings, createLlamacppUsage } from './render-stream.ts';
 import type { PreparedTurn, ResponseContext } from './prepare-turn.ts';
@@ -40,7 +40,7 @@ function renderVllmBody(context: ResponseContext, turn: PreparedTurn): JsonObjec
           annotations: null,
           audio: null,
           function_call: null,
-          // `[]`, not absent, when there are no calls (§2.3).
+          // `[]`, not absent, when there are no calls.
           tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
           ...reasoningFields,
         },
@@ -78,7 +78,7 @@ function renderSglangBody(context: ResponseContext, turn: PreparedTurn): JsonObj
         index: 0,
         message: {
           role: 'assistant',
-          // Never null on SGLang: "" when empty (§3).
+          // Never null on SGLang: "" when empty.
           content: hasCalls ? (turn.contentWithCalls ?? '') : joinText(turn),
           reasoning_content: joinReasoning(turn),
           tool_calls: hasCalls

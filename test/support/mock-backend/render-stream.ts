@@ -1,6 +1,6 @@
 /**
- * SSE chunk sequences per engine (backends.md §2.4 vLLM, §3 SGLang, §4 Ollama, §5 llama.cpp, §6 LM
- * Studio) and the mid-stream error shapes of §9. Key order matters: it is part of what the bridge must
+ * SSE chunk sequences per engine (vLLM, SGLang, Ollama, llama.cpp, LM
+ * Studio) and their mid-stream error shapes. Key order matters: it is part of what the bridge must
  * tolerate, so every object below is built in the engine's own field order.
  */
 import { renderWireJson } from './profiles.ts';
@@ -69,7 +69,7 @@ function renderVllmStream(context: ResponseContext, turn: PreparedTurn, options:
   const is2026 = context.vllmEra === '2026';
   const both = context.reasoningKey === 'both';
   const base = (): Delta => ({ id: context.completionId, object: 'chat.completion.chunk', created: context.created, model: context.model });
-  // `token_ids:null` on deltas since ~Oct 2025; `prompt_text` only in 2026 builds (§2.4).
+  // `token_ids:null` on deltas since ~Oct 2025; `prompt_text` only in 2026 builds.
   const tokenIds: Delta = context.vllmEra === '0.10' ? {} : { token_ids: null };
   const contentDelta = (text: string): Delta => (both ? { content: text, reasoning_content: null } : { content: text });
   const reasoningDelta = (text: string): Delta => {
@@ -104,7 +104,7 @@ function renderVllmStream(context: ResponseContext, turn: PreparedTurn, options:
   const isPieceOnly = (delta: Delta): boolean =>
     Array.isArray(delta.tool_calls) && delta.tool_calls.every((entry) => typeof entry === 'object' && entry !== null && !('id' in entry));
   if (options.argumentsInFinishChunk && lastCallDelta !== undefined && isPieceOnly(lastCallDelta)) {
-    // The "remaining arguments" delta computed at finish rides in the finish chunk (§2.4).
+    // The "remaining arguments" delta computed at finish rides in the finish chunk.
     finishDelta = flatCallDeltas.pop() ?? {};
   }
   deltas.push(...flatCallDeltas);
@@ -139,7 +139,7 @@ function renderVllmStream(context: ResponseContext, turn: PreparedTurn, options:
   };
 }
 
-/** SGLang: first chunk trimmed, later chunks dumped with every field; later tool deltas carry `"id":null,"name":null` (§3). */
+/** SGLang: first chunk trimmed, later chunks dumped with every field; later tool deltas carry `"id":null,"name":null`. */
 function renderSglangStream(context: ResponseContext, turn: PreparedTurn): RenderedStream {
   const base = (): Delta => ({ id: context.completionId, object: 'chat.completion.chunk', created: context.created, model: context.model });
   const chunk = (delta: Delta, finishReason: string | null): Delta => ({
@@ -184,7 +184,7 @@ function renderSglangStream(context: ResponseContext, turn: PreparedTurn): Rende
   };
 }
 
-/** Ollama ≥0.32.6: role only on chunk 1, each call whole in one delta, separate finish chunk, Go-escaped JSON (§4). */
+/** Ollama ≥0.32.6: role only on chunk 1, each call whole in one delta, separate finish chunk, Go-escaped JSON. */
 function renderOllamaStream(context: ResponseContext, turn: PreparedTurn): RenderedStream {
   const chunk = (delta: Delta, finishReason: string | null): Delta => ({
     id: context.completionId,
@@ -294,7 +294,7 @@ function renderLlamacppStream(context: ResponseContext, turn: PreparedTurn): Ren
   return { bodyFrames: deltas.map((delta) => renderDataFrame(context, chunk(delta, null))), endFrames };
 }
 
-/** LM Studio [inf]: OpenAI-style chunks, header with `arguments:""`, separate finish chunk (§6). */
+/** LM Studio [inf]: OpenAI-style chunks, header with `arguments:""`, separate finish chunk. */
 function renderLmstudioStream(context: ResponseContext, turn: PreparedTurn): RenderedStream {
   const base = (): Delta => ({
     id: context.completionId,
@@ -369,7 +369,7 @@ export interface RenderedStreamFailure {
 }
 
 /**
- * The tail of a stream that fails after the 200 (§9). `errorBody` replaces the error JSON;
+ * The tail of a stream that fails after the 200. `errorBody` replaces the error JSON;
  * `nextFrame` is the frame a socket cut interrupts halfway.
  */
 export function renderMidStreamError(

@@ -26,7 +26,7 @@ export interface MockTurn {
   reasoning?: string | readonly string[];
   text?: string | readonly string[];
   toolCalls?: MockToolCall[];
-  /** The engine's own stop reason (`stop`, `length`, …); each profile maps it as its engine does (§8). */
+  /** The engine's own stop reason (`stop`, `length`, …); each profile maps it as its engine does. */
   finishReason?: string;
   usage?: { prompt_tokens: number; completion_tokens: number };
 
@@ -38,13 +38,13 @@ export interface MockTurn {
   headers?: Record<string, string>;
   /** A named failure in the profile's wording (context length, overload, dead engine, unknown model). */
   failure?: MockFailure;
-  /** Stream: after the content deltas, end in this engine's mid-stream error shape (§9) instead of finishing. */
+  /** Stream: after the content deltas, end in this engine's mid-stream error shape instead of finishing. */
   midStreamError?: MidStreamErrorKind;
   /** Cut every call's `arguments` after this many characters (code points); the engine stopped for `length`. */
   truncateArgumentsAt?: number;
-  /** vLLM: the last arguments fragment rides in the finish chunk (the "remaining arguments" delta, §2.4). */
+  /** vLLM: the last arguments fragment rides in the finish chunk (the "remaining arguments" delta). */
   argumentsInFinishChunk?: boolean;
-  /** vLLM: the last fragment of call i and the header of call i+1 share one chunk (§2.4 parallel calls). */
+  /** vLLM: the last fragment of call i and the header of call i+1 share one chunk (parallel calls). */
   packParallelCalls?: boolean;
 
   /* Timing. */

@@ -14,7 +14,7 @@ import { fixturePath } from '../../support/fixtures.ts';
 
 /*
  * Every request body Codex 0.154–0.171 POSTed in the reference pack lowers into a request vLLM
- * accepts (bridge-rules.md §10 item 1), with explicit assertions per capture. CI runs with `shared/`
+ * accepts, with explicit assertions per capture. CI runs with `shared/`
  * next to the repository.
  */
 const CAPTURES_DIRECTORY = fixturePath('captures');
@@ -195,7 +195,7 @@ describe('captures: default mode (a)', () => {
   });
 });
 
-describe('captures: ≤0.161 instructions and ≥0.162 developer prompts (§3.1)', () => {
+describe('captures: ≤0.161 instructions and ≥0.162 developer prompts', () => {
   it('0.161 and 0.162 give the same messages apart from the sanitised base prompt text', () => {
     const old = lowerCapture('a_default_qwen3-coder_v0.161.json');
     const current = lowerCapture('a_default_qwen3-coder_v0.162.json');

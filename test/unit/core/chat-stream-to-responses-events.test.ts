@@ -17,7 +17,7 @@ import { fixturePath } from '../../support/fixtures.ts';
 
 const BACKEND_EXAMPLES = fixturePath('backend-examples');
 const TRICKY_INPUT = readFileSync(path.join(BACKEND_EXAMPLES, 'tricky-input.txt'), 'utf8');
-/** XML parsers (qwen3_coder, SGLang, Ollama's qwen3coder) drop exactly one trailing newline (backends.md §7). */
+/** XML parsers (qwen3_coder, SGLang, Ollama's qwen3coder) drop exactly one trailing newline. */
 const TRICKY_INPUT_TRIMMED = TRICKY_INPUT.replace(/\n$/, '');
 const ARGUMENTS_MATRIX = JSON.parse(readFileSync(path.join(BACKEND_EXAMPLES, 'arguments-matrix.json'), 'utf8')) as Record<string, string>;
 
@@ -176,7 +176,7 @@ function customInputDone(events: ResponsesStreamEvent[], outputIndex: number): s
   return undefined;
 }
 
-/** Kinds and namespaces Codex requires for the tools of TOOL_MAP (codex-wire.md §8 rules 5–6). */
+/** Kinds and namespaces Codex requires for the tools of TOOL_MAP. */
 const ORACLE_OPTIONS: CodexStreamCheckOptions = {
   expectedKinds: { apply_patch: 'custom_tool_call', exec: 'custom_tool_call', wait: 'function_call', exec_command: 'function_call', close_agent: 'function_call' },
   namespaces: { exec: 'functions', wait: 'functions', close_agent: 'multi_agent_v1' },
@@ -366,9 +366,9 @@ describe('reasoning', () => {
   });
 });
 
-// ---------- tool calls: the delta variants of backends.md §11 item 22 ----------
+// ---------- tool calls: the delta variants engines send for a call's first fragment ----------
 
-describe('tool-call delta variants (backends.md §11 item 22)', () => {
+describe('tool-call delta variants', () => {
   it('(a) hermes at U: name entry and first args entry for one index in one chunk; "\\n\\n" opens no message', () => {
     const { events, translator } = translateSseFile('vllm-stream-reasoning-toolcall-hermes.sse');
     check(events);
@@ -739,7 +739,7 @@ describe('tool-call delta variants (backends.md §11 item 22)', () => {
   });
 });
 
-describe('custom input deltas (bridge-rules.md §6.3)', () => {
+describe('custom input deltas', () => {
   it('decodes \\uXXXX escapes and surrogate pairs split across fragments', () => {
     // Cuts: inside `\u00e9`, between the halves of `\ud83d\udc4b`, right after a lone `\`.
     const fragments = ['{"input": "H\\u00', 'e9llo \\ud83d', '\\udc4b \\', 'u2014 \\', '"q\\', '"\\', 'n"}'];
@@ -1063,7 +1063,7 @@ describe('malformed and truncated arguments', () => {
 
 // ---------- commit rule, keepalive, failures ----------
 
-describe('when items are committed (bridge-rules.md §6.5)', () => {
+describe('when items are committed', () => {
   it('closes tool calls only at the finish chunk, and the finish chunk closes everything before the usage chunk', () => {
     const translator = createTranslator();
     const events = [...translator.start()];
@@ -1082,26 +1082,7 @@ describe('when items are committed (bridge-rules.md §6.5)', () => {
     assert.equal(terminalResponse(events).response.usage?.total_tokens, 7);
   });
 
-  it('defers message done events to the finish chunk when asked', () => {
-    const translator = createTranslator({ deferMessageDone: true });
-    const events = [...translator.start()];
-    events.push(...translator.push(chunk({ content: 'Running.' })));
-    const atCall = translator.push(chunk({ tool_calls: [toolCallDelta(0, { id: 'call_1', name: 'exec_command', arguments: '{}' })] }));
-    assert.deepEqual(types(atCall), ['response.output_item.added', 'response.function_call_arguments.delta']);
-    events.push(...atCall);
-    const atFinish = translator.push(chunk({}, 'tool_calls'));
-    assert.deepEqual(types(atFinish), [
-      'response.output_text.done',
-      'response.content_part.done',
-      'response.output_item.done',
-      'response.function_call_arguments.done',
-      'response.output_item.done',
-    ]);
-    events.push(...atFinish, ...translator.finish());
-    check(events);
-  });
-
-  it('without deferral a message closes as soon as the call opens', () => {
+  it('a message closes as soon as the call opens', () => {
     const translator = createTranslator();
     translator.start();
     translator.push(chunk({ content: 'Running.' }));
@@ -1116,7 +1097,7 @@ describe('when items are committed (bridge-rules.md §6.5)', () => {
   });
 });
 
-describe('keepalive (bridge-rules.md §7)', () => {
+describe('keepalive', () => {
   it('sends response.in_progress with the same snapshot and strictly increasing sequence numbers', () => {
     const translator = createTranslator();
     const events = [...translator.start()];
@@ -1144,7 +1125,7 @@ describe('keepalive (bridge-rules.md §7)', () => {
   });
 });
 
-describe('failures after the stream started (bridge-rules.md §8)', () => {
+describe('failures after the stream started', () => {
   it('fail() after items were added → response.failed only; open calls are not delivered', () => {
     const translator = createTranslator();
     const events = [...translator.start()];
@@ -1225,7 +1206,7 @@ describe('failures after the stream started (bridge-rules.md §8)', () => {
   });
 });
 
-describe('grammar check at the finish chunk (bridge-rules.md §5.5)', () => {
+describe('grammar check at the finish chunk', () => {
   const capture = JSON.parse(readFileSync(fixturePath('captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json'), 'utf8')) as {
     tools: Array<{ name?: string; format?: { syntax: string; definition: string } }>;
   };

@@ -70,8 +70,7 @@ describe('oracle against the reference pack (codex mode)', () => {
 
   for (const script of scripts.filter((entry) => entry.name.startsWith('neg_'))) {
     if (script.name === 'neg_keepalive_sse_comments') {
-      // Skipped: Codex timed out because SSE comments do not reset its idle timer (codex-wire.md §8
-      // rule 8). The events themselves are a valid stream; only their timing failed.
+      // Skipped: Codex timed out because SSE comments do not reset its idle timer. The events themselves are a valid stream; only their timing failed.
       it(`${script.name} is about timing: its events alone pass`, () => {
         assert.deepEqual(checkCodexStream(script.responses[0] ?? [], { protocol: 'codex' }), []);
       });

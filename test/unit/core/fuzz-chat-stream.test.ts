@@ -19,11 +19,11 @@ import { checkCodexStream } from '../../support/codex-stream-oracle.ts';
 import { fixturePath } from '../../support/fixtures.ts';
 
 /*
- * Issue #8: property-based fuzzing of the streaming half of the core — random Chat chunk streams,
+ * Property-based fuzzing of the streaming half of the core — random Chat chunk streams,
  * serialised as SSE and cut into random byte pieces, through the SSE decoder, the frame classifier
  * and the translator exactly as the server drives them. No input may throw or break the event
  * grammar: exactly one terminal event; every `output_item.added` has its `done` unless the stream
- * ends incomplete or failed (a cut call is never delivered, bridge-rules.md §5.4/§6.5); every lifted
+ * ends incomplete or failed (a cut call is never delivered); every lifted
  * custom call keeps its payload byte for byte.
  *
  * Runs are bounded and seeded: FUZZ_SEED and FUZZ_RUNS override; fast-check prints the seed and the
@@ -341,7 +341,7 @@ function renderArguments(value: Record<string, unknown>, form: string): string {
     case 'ascii-escaped':
       return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
     case 'html-escaped':
-      // Go's encoding/json (Ollama) escapes <, > and & (backends.md §4).
+      // Go's encoding/json (Ollama) escapes <, > and &.
       return JSON.stringify(value).replace(/[<>&]/g, (character) => `\\u00${character.charCodeAt(0).toString(16)}`);
     default:
       return JSON.stringify(value);

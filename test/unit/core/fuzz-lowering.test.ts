@@ -13,7 +13,7 @@ import { validateChatRequestForVllm } from '../../support/vllm-chat-validator.ts
 import { fixturePath } from '../../support/fixtures.ts';
 
 /*
- * Issue #8: property-based fuzzing of lowering — random Responses requests (Codex-shaped ones with
+ * Property-based fuzzing of lowering — random Responses requests (Codex-shaped ones with
  * random kinds and values, mutated real captures, and arbitrary JSON). Lowering either returns a Chat
  * request that keeps the bridge's promises or refuses with a typed 4xx error (InvalidRequestError,
  * UnsupportedFeatureError); it never throws anything else (a TypeError here is a 400 "internal error"
@@ -55,7 +55,7 @@ function lower(body: unknown, options: BridgeOptions): LoweringOutcome {
 
 const BRIDGED_SCHEMA_KEYS = ['additionalProperties', 'properties', 'required', 'type'];
 
-/** What every lowered request promises, whatever Codex sent (bridge-rules.md §2–§4, §10 items 1, 9, 12). */
+/** What every lowered request promises, whatever Codex sent. */
 function assertLoweredInvariants(lowered: LoweredRequest, options: BridgeOptions): void {
   const { chatRequest, toolMap } = lowered;
   // What the server sends upstream: serialisable, and an object again when the backend parses it.
@@ -94,7 +94,7 @@ function assertLoweredInvariants(lowered: LoweredRequest, options: BridgeOptions
         // The id is Codex's call_id as sent (Codex never sends an empty one; the bridge does not invent one).
         assert.equal(typeof call.id, 'string', 'a replayed call has an id');
         assert.equal(call.type, 'function');
-        // The replay rule (§4): every replayed `arguments` is valid JSON (vLLM and templates parse it).
+        // The replay rule: every replayed `arguments` is valid JSON (vLLM and templates parse it).
         assert.doesNotThrow(() => JSON.parse(call.function.arguments) as unknown, `replayed arguments ${call.function.arguments}`);
       }
     }
@@ -102,7 +102,7 @@ function assertLoweredInvariants(lowered: LoweredRequest, options: BridgeOptions
   }
 }
 
-/** Replayed custom calls keep their payload: the arguments parse to exactly `{"input": <original>}` (§10 item 9). */
+/** Replayed custom calls keep their payload: the arguments parse to exactly `{"input": <original>}`. */
 function assertReplayedPayloads(body: unknown, chatRequest: ChatRequest): void {
   if (typeof body !== 'object' || body === null || !Array.isArray((body as { input?: unknown }).input)) return;
   const replayed = new Map<string, string[]>();

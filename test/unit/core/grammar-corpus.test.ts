@@ -9,8 +9,9 @@ import { FIXTURES_DIRECTORY } from '../../support/fixtures.ts';
 
 /*
  * The real grammars Codex 0.154–0.171 declares (read from the reference pack's captures) against a
- * corpus of valid and invalid payloads, real-world malformations included (peers.md §2.2,
- * codex-wire.md §10). Each invalid case pins where matching stops and what was expected there.
+ * corpus of valid and invalid payloads, real-world malformations included (models and peer bridges
+ * produce them; Codex's own checks are the referee). Each invalid case pins where matching stops and
+ * what was expected there.
  */
 
 const REFERENCE = FIXTURES_DIRECTORY;
@@ -154,7 +155,7 @@ const CORPUS: CorpusCase[] = [
   { name: 'replayed exec call (captures c_…req2)', tool: 'exec', input: readReplayedInput('c_enable_code_mode_qwen3-coder_v0.171.req2.json'), verdict: 'match' },
   { name: 'pragma line then code', tool: 'exec', input: '// @exec: {"yield_time_ms": 10000, "max_output_tokens": 1000}\ntext("hi");', verdict: 'match' },
   { name: 'pragma line with CRLF', tool: 'exec', input: '  // @exec: {}\r\ntext(1)', verdict: 'match' },
-  // The grammar cannot see JavaScript errors: Codex's V8 reports those (codex-wire.md §10).
+  // The grammar cannot see JavaScript errors: Codex's V8 reports those.
   { name: 'syntax error (captures d_replay_code_mode_syntax_error)', tool: 'exec', input: readReplayedInput('d_replay_code_mode_syntax_error_v0.171.json'), verdict: 'match' },
   { name: 'a single newline', tool: 'exec', input: '\n', verdict: 'match' },
   { name: 'empty program', tool: 'exec', input: '', verdict: { line: 1, column: 1, expects: ['PRAGMA_LINE', 'SOURCE'], endOfInput: true } },

@@ -9,7 +9,7 @@ import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
 import { FIXTURES_DIRECTORY } from '../../support/fixtures.ts';
 
 /*
- * Each repair on the shapes models really produce (peers.md §2.2), always verified against the real
+ * Each repair on the shapes models really produce, always verified against the real
  * apply_patch grammar; combinations; and the cases that must stay unrepaired.
  */
 

@@ -59,13 +59,13 @@ describe('liftCustomToolArguments: byte forms from arguments-matrix.json', () =>
       assert.ok(parsed.success && isPlainObject(parsed.value) && typeof parsed.value.input === 'string');
       const expected = parsed.value.input;
       assert.deepEqual(lift(form), { truncated: false, input: expected, warnings: [] });
-      // XML-parser forms lose the final newline (the engine's trim, backends.md §7); the rest is the fixture.
+      // XML-parser forms lose the final newline (the engine's trim); the rest is the fixture.
       assert.ok(expected === tricky || expected === tricky.slice(0, -1), `${key} carries the tricky input`);
     });
   }
 });
 
-describe('liftCustomToolArguments: §5.3 rows', () => {
+describe('liftCustomToolArguments: each malformed-arguments case', () => {
   const rows: Array<{ name: string; argumentsText: string; input: string; kinds: string[] }> = [
     { name: 'spaced', argumentsText: '{"input": "X\\nY"}', input: 'X\nY', kinds: [] },
     { name: 'compact', argumentsText: '{"input":"X\\nY"}', input: 'X\nY', kinds: [] },
@@ -151,7 +151,7 @@ describe('liftCustomToolArguments: §5.3 rows', () => {
   });
 });
 
-describe('liftCustomToolArguments: truncation (§5.4)', () => {
+describe('liftCustomToolArguments: truncation', () => {
   const truncatedWarning = (argumentsText: string) => ({ kind: 'truncated', tool: 'apply_patch', callId: 'call_1', raw: argumentsText });
 
   it('treats an unterminated prefix as truncated even when the engine says tool_calls (vLLM)', () => {

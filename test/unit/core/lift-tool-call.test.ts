@@ -85,7 +85,7 @@ describe('liftToolCall: bridged custom tools', () => {
   });
 });
 
-describe('liftToolCall: grammar-aware check (§5.5)', () => {
+describe('liftToolCall: grammar-aware check', () => {
   const lift = (input: string, fields: Partial<LiftToolCallInput> = {}) =>
     liftToolCall(call({ wireName: 'apply_patch', argumentsText: JSON.stringify({ input }), ...fields }));
   const mismatch = (input: string) => lift(input).warnings.map((warning) => [warning.kind, warning.detail]);

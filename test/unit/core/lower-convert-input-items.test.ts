@@ -21,7 +21,7 @@ const developer = (...texts: string[]) => ({ type: 'message', role: 'developer',
 const PNG = 'data:image/png;base64,iVBORw0KGgo=';
 const JPEG = 'data:image/jpeg;base64,/9j/4AAQ';
 
-describe('convertInputItems: instructions and leading system/developer messages (§3.1)', () => {
+describe('convertInputItems: instructions and leading system/developer messages', () => {
   it('folds instructions and the leading run into one system message, instructions first, joined with a blank line', () => {
     const result = convert([developer('<skills>', '<permissions>'), { role: 'system', content: 'sys' }, user('hi')], {}, 'BASE');
     assert.deepStrictEqual(result, {
@@ -76,7 +76,7 @@ describe('convertInputItems: instructions and leading system/developer messages 
   });
 });
 
-describe('convertInputItems: user messages (§3.2)', () => {
+describe('convertInputItems: user messages', () => {
   it('passes string content through', () => {
     assert.deepStrictEqual(convert([{ type: 'message', role: 'user', content: 'plain' }]).value, [{ role: 'user', content: 'plain' }]);
   });
@@ -150,7 +150,7 @@ describe('convertInputItems: user messages (§3.2)', () => {
   });
 });
 
-describe('convertInputItems: assistant turns (§3.3)', () => {
+describe('convertInputItems: assistant turns', () => {
   it('merges reasoning, a custom call and text into one assistant message, then the tool output', () => {
     const input = 'const r = await tools.exec_command({cmd: "ls"});\ntext(r);';
     const result = convert([
@@ -243,7 +243,7 @@ describe('convertInputItems: assistant turns (§3.3)', () => {
   });
 });
 
-describe('convertInputItems: function_call replay (§4)', () => {
+describe('convertInputItems: function_call replay', () => {
   it('forwards valid object arguments byte for byte and joins the namespace', () => {
     const text = '{ "target" : "nobody",\n"x":1 }';
     const result = convert([{ type: 'function_call', call_id: 'c', namespace: 'multi_agent_v1', name: 'close_agent', arguments: text }]);
@@ -292,7 +292,7 @@ describe('convertInputItems: function_call replay (§4)', () => {
   });
 });
 
-describe('convertInputItems: custom_tool_call replay (§4)', () => {
+describe('convertInputItems: custom_tool_call replay', () => {
   const trickyInputs = [
     '*** Begin Patch\n*** Add File: a.txt\n+say "hi" \\ back\\n\tnow\n*** End Patch',
     'ünïcödé — 日本語 🎉 \u2028 \u0000 </parameter>',
@@ -325,7 +325,7 @@ describe('convertInputItems: custom_tool_call replay (§4)', () => {
   });
 });
 
-describe('convertInputItems: tool outputs (§3.3)', () => {
+describe('convertInputItems: tool outputs', () => {
   it('passes string output through', () => {
     assert.deepStrictEqual(convert([{ type: 'custom_tool_call_output', call_id: 'c', output: 'Exit code: 0\n' }]).value, [
       { role: 'tool', tool_call_id: 'c', content: 'Exit code: 0\n' },
@@ -351,7 +351,7 @@ describe('convertInputItems: tool outputs (§3.3)', () => {
   });
 });
 
-describe('convertInputItems: images in tool outputs (§3.4)', () => {
+describe('convertInputItems: images in tool outputs', () => {
   const parallelImageCalls = [
     user('look at both'),
     { type: 'function_call', call_id: 'call_1', name: 'view_image', arguments: '{"path":"a.png"}' },
@@ -437,7 +437,7 @@ describe('convertInputItems: images in tool outputs (§3.4)', () => {
   });
 });
 
-describe('convertInputItems: other items (§3.5)', () => {
+describe('convertInputItems: other items', () => {
   it('drops hosted-call records and unknown item types with one warning each, without splitting the assistant turn', () => {
     const result = convert([
       { type: 'function_call', call_id: 'c1', name: 'a', arguments: '{}' },

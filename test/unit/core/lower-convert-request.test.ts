@@ -94,7 +94,7 @@ describe('convertResponsesRequestToChatRequest: a whole request', () => {
   });
 });
 
-describe('convertResponsesRequestToChatRequest: the additional_tools carrier (§2.4)', () => {
+describe('convertResponsesRequestToChatRequest: the additional_tools carrier', () => {
   const codeModeCarrier = {
     type: 'additional_tools',
     id: 'at_1',
@@ -234,7 +234,7 @@ describe('convertResponsesRequestToChatRequest: once-per-process warnings', () =
 });
 
 describe('convertResponsesRequestToChatRequest: rejections', () => {
-  it('answers a function/custom name collision with the §2.3 400', () => {
+  it('answers a function/custom name collision with a 400', () => {
     assert.throws(
       () => lower({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'apply_patch' }, applyPatch] }),
       (error: unknown) =>
@@ -339,7 +339,7 @@ describe('convertResponsesRequestToChatRequest: strategies', () => {
   });
 });
 
-describe('convertResponsesRequestToChatRequest: scalar fields (§3.6)', () => {
+describe('convertResponsesRequestToChatRequest: scalar fields', () => {
   it('maps max_output_tokens, temperature and top_p', () => {
     const lowered = lower({ model: 'm', input: 'x', max_output_tokens: 512, temperature: 0.2, top_p: 0.9 });
     assert.deepStrictEqual(lowered.chatRequest, {

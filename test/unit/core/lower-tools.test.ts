@@ -37,7 +37,7 @@ const EXEC_COMMAND_PARAMETERS = {
   additionalProperties: false,
 };
 
-describe('lowerTools: function tools (§2.1)', () => {
+describe('lowerTools: function tools', () => {
   it('drops strict and keeps name, description and parameters', () => {
     const result = lowerTools(
       [declare({ type: 'function', name: 'exec_command', description: 'Runs a command.', strict: false, parameters: EXEC_COMMAND_PARAMETERS })],
@@ -89,7 +89,7 @@ describe('lowerTools: function tools (§2.1)', () => {
   });
 });
 
-describe('lowerTools: custom tools with function_bridge (§2.2)', () => {
+describe('lowerTools: custom tools with function_bridge', () => {
   it('bridges a custom tool with description and lark grammar into exactly one function', () => {
     const result = lowerTools([declare(applyPatchTool)], resolveBridgeOptions());
     assert.deepStrictEqual(result, {
@@ -226,7 +226,7 @@ describe('lowerTools: custom tools with function_bridge (§2.2)', () => {
   });
 });
 
-describe('lowerTools: namespaces (§2.5)', () => {
+describe('lowerTools: namespaces', () => {
   it('flattens members with the joined wire name, keeps each member kind and skips nameless members', () => {
     const result = lowerTools(
       [
@@ -317,7 +317,7 @@ describe('lowerTools: namespaces (§2.5)', () => {
   });
 });
 
-describe('lowerTools: hosted tools (§2.6)', () => {
+describe('lowerTools: hosted tools', () => {
   it('drops web_search and tool_search with one once-per-kind warning each', () => {
     const result = lowerTools(
       [
@@ -386,7 +386,7 @@ describe('lowerTools: hosted tools (§2.6)', () => {
   });
 });
 
-describe('lowerTools: name collisions (§2.3)', () => {
+describe('lowerTools: name collisions', () => {
   const isCollision = (message: string) => (error: unknown) =>
     InvalidRequestError.is(error) && error.code === 'tool_name_collision' && error.param === 'tools' && error.message === message;
 

@@ -18,7 +18,7 @@ function readExample(file: string): { message: string; type: string | null } {
 }
 
 describe('isContextOverflowMessage', () => {
-  it('recognises every vLLM wording (backends.md §2.8)', () => {
+  it('recognises every vLLM wording', () => {
     for (const text of [
       "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.",
       "'max_tokens' or 'max_completion_tokens' is too large: 2000. This model's maximum context length is 4096 tokens and your request has 3000 input tokens (2000 > 4096 - 3000).",
@@ -32,7 +32,7 @@ describe('isContextOverflowMessage', () => {
     }
   });
 
-  it('recognises both SGLang wordings (backends.md §3)', () => {
+  it('recognises both SGLang wordings', () => {
     assert.equal(isContextOverflowMessage("The input (40000 tokens) is longer than the model's context length (32768 tokens).", null), true);
     assert.equal(
       isContextOverflowMessage(
@@ -42,7 +42,7 @@ describe('isContextOverflowMessage', () => {
     );
   });
 
-  it('recognises llama.cpp by type and by both wordings (backends.md §5, §9)', () => {
+  it('recognises llama.cpp by type and by both wordings', () => {
     const { message, type } = readExample('llamacpp-error-context.json');
     assert.equal(isContextOverflowMessage(message, type), true);
     assert.equal(isContextOverflowMessage('context window full', 'exceed_context_size_error'), true);

@@ -153,7 +153,7 @@ describe('SseDecoder on recorded backend streams', () => {
           if (typeof fragment === 'string') decoded += inputDecoder.push(fragment);
         }
       }
-      // qwen3_coder strips the value's final newline (backends.md §7); hermes keeps it.
+      // qwen3_coder strips the value's final newline; hermes keeps it.
       const expected = file.includes('qwen3coder') ? tricky.replace(/\n$/, '') : tricky;
       assert.equal(decoded, expected);
       assert.equal(inputDecoder.state, 'done');

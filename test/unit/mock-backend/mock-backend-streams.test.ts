@@ -320,7 +320,7 @@ describe('LM Studio stream', () => {
   });
 });
 
-describe('mid-stream errors (§9)', () => {
+describe('mid-stream errors', () => {
   it('vLLM: spaced, ASCII-escaped error frame then [DONE], no finish chunk', async () => {
     const result = await withBackend('vllm-hermes', [{ text: ['Partial'], midStreamError: 'vllm' }], (backend) => streamChat(backend, {}));
     const frames = readSseFrames(result.text);

@@ -3,12 +3,13 @@ import { describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
-import { redactSecrets } from '../../../src/core/redact-headers.ts';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TRAFFIC_BUFFER_SIZE, TrafficStore } from '../../../src/extension/traffic-store.ts';
+import { redactSecrets } from '../../../src/core/redact-secrets.ts';
+import { DEFAULT_TRAFFIC_BUFFER_SIZE } from '../../../src/core/defaults.ts';
+import { DEFAULT_MAX_BODY_BYTES, TrafficStore } from '../../../src/extension/traffic-store.ts';
 import { createLoweredRequest, customCall, endEvent, grammarWarning, startEvent } from './traffic-events.ts';
 
 /*
- * The traffic panel's memory bound (issue #5): a session of 500 turns with 2 MB lowered requests
+ * The traffic panel's memory bound: a session of 500 turns with 2 MB lowered requests
  * must not grow the extension host beyond a stated bound. Measured here, with the store configured
  * as the panel configures it (default ring buffer, default body budget, secret redaction on), by
  * process.memoryUsage() after a forced garbage collection. Not a timing test: only bytes are asserted.

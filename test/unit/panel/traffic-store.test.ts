@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { redactSecrets } from '../../../src/core/redact-headers.ts';
+import { redactSecrets } from '../../../src/core/redact-secrets.ts';
 import { TrafficStore } from '../../../src/extension/traffic-store.ts';
 import { TEXT_VIEW_LIMIT } from '../../../src/shared/webview-protocol.ts';
 import { createLoweredRequest, customCall, deltaEvent, endEvent, functionCall, grammarWarning, HTML_PAYLOAD, startEvent } from './traffic-events.ts';

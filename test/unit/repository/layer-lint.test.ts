@@ -40,6 +40,15 @@ describe('lint: layer rules', () => {
     await assertAccepted('src/server/x.ts', "import { parseJson } from '../core/parse-json.ts';\nexport const a = parseJson;\n");
   });
 
+  it('src/server never imports Codex configuration; src/codex-config imports only src/core', async () => {
+    await assertRefused('src/server/x.ts', "import { planCodexConfigWrite } from '../codex-config/plan-codex-config-write.ts';\nexport const a = planCodexConfigWrite;\n", /src\/server must not import Codex configuration/);
+    await assertRefused('src/server/x.ts', "import { editTomlText } from '../core/codex-config/toml-edit.ts';\nexport const a = editTomlText;\n", /src\/server must not import Codex configuration/);
+    await assertAccepted('src/server/x.ts', "import { renderLiveModelCatalog } from '../core/model-catalog/render-live-model-catalog.ts';\nexport const a = renderLiveModelCatalog;\n");
+    await assertAccepted('src/cli/x.ts', "import { planCodexConfigWrite } from '../codex-config/plan-codex-config-write.ts';\nexport const a = planCodexConfigWrite;\n");
+    await assertRefused('src/codex-config/x.ts', "import { startBridgeServer } from '../server/start-server.ts';\nexport const a = startBridgeServer;\n", /src\/codex-config may import only src\/core/);
+    await assertRefused('src/codex-config/x.ts', "import * as vscode from 'vscode';\nexport const a = vscode;\n", /Only src\/extension may import vscode/);
+  });
+
   it('src/cli never imports vscode or src/extension; src/shared imports only src/core', async () => {
     await assertRefused('src/cli/x.ts', "import { activate } from '../extension/extension.ts';\nexport const a = activate;\n", /src\/cli must not import src\/extension/);
     await assertRefused('src/cli/x.ts', "import * as vscode from 'vscode';\nexport const a = vscode;\n", /Only src\/extension may import vscode/);

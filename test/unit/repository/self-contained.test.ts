@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { listRepositoryFiles, REPOSITORY_ROOT } from '../../support/repository-files.ts';
 
 /**
  * A fresh clone must run its own tests: nothing under test/, bench/, scripts/ or .ci/ may read a file
@@ -10,7 +11,7 @@ import { join, relative, resolve } from 'node:path';
  * the one exception; it finds its kit through the FREEFORM_BRIDGE_ENGINE_KIT environment variable,
  * never through a written path.
  */
-const repositoryRoot = resolve(__dirname, '..', '..', '..');
+const repositoryRoot = REPOSITORY_ROOT;
 const SCANNED_FOLDERS = ['test', 'bench', 'scripts', '.ci'];
 const SKIPPED_FOLDERS = new Set([join('test', 'fixtures'), 'node_modules']);
 const SCANNED_EXTENSIONS = /\.(ts|mts|cts|js|mjs|cjs|sh|json|yaml|yml)$|^run$/;
@@ -21,22 +22,6 @@ const OUTSIDE_REFERENCES: ReadonlyArray<{ pattern: RegExp; what: string }> = [
   { pattern: /['"`]\/(?:work|home|Users|mnt)\/|['"`]\/root\/\./, what: 'an absolute machine path' },
   { pattern: /\/shared\/(?:reference|engines)\b/, what: 'the reference pack or engine kit by path' },
 ];
-
-function listFiles(folder: string): string[] {
-  const absolute = join(repositoryRoot, folder);
-  let entries: string[];
-  try {
-    entries = readdirSync(absolute);
-  } catch {
-    return [];
-  }
-  return entries.flatMap((entry) => {
-    const path = join(folder, entry);
-    if (SKIPPED_FOLDERS.has(path)) return [];
-    if (statSync(join(repositoryRoot, path)).isDirectory()) return listFiles(path);
-    return SCANNED_EXTENSIONS.test(entry) ? [path] : [];
-  });
-}
 
 export function findOutsideReferences(text: string): string[] {
   const found: string[] = [];
@@ -62,7 +47,7 @@ describe('the repository is self-contained', () => {
   });
 
   it('no file under test/, bench/, scripts/ or .ci/ reads outside the repository', () => {
-    const files = SCANNED_FOLDERS.flatMap(listFiles);
+    const files = listRepositoryFiles(SCANNED_FOLDERS, SCANNED_EXTENSIONS, SKIPPED_FOLDERS);
     assert.ok(files.length > 50, `expected the test and script files, found ${files.length}`);
     // This file names the patterns it looks for, so it is the one file not held to them.
     const self = relative(repositoryRoot, __filename);

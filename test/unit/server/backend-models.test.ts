@@ -1,8 +1,12 @@
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { parseLlamaCppProps, parseOllamaShow } from '../../../src/server/backend-models.ts';
-import { renderLiveModelCatalog, DEFAULT_CATALOG_CONTEXT_WINDOW } from '../../../src/core/codex-config/render-live-model-catalog.ts';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fetchBackendModels, parseLlamaCppProps, parseOllamaShow } from '../../../src/server/backend-models.ts';
+import { DEFAULT_CATALOG_CONTEXT_WINDOW } from '../../../src/core/defaults.ts';
+import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../../../src/core/errors.ts';
+import { renderLiveModelCatalog } from '../../../src/core/model-catalog/render-live-model-catalog.ts';
 import { fixturePath } from '../../support/fixtures.ts';
 
 describe('parseLlamaCppProps', () => {
@@ -62,5 +66,53 @@ describe('renderLiveModelCatalog', () => {
 
   it('an empty backend list is an empty catalog', () => {
     assert.deepEqual(JSON.parse(renderLiveModelCatalog({ models: [], toolSurface: 'freeform', modelOverride: null, dropsReasoningEffort: false }).text), { models: [] });
+  });
+});
+
+describe('fetchBackendModels', () => {
+  let server: Server;
+  let baseUrl: string;
+  const seenAuthorization: Array<string | undefined> = [];
+  const bodies: Record<string, { status: number; body: string }> = {
+    '/vllm/v1/models': { status: 200, body: JSON.stringify({ object: 'list', data: [{ id: 'Qwen/Qwen3-Coder', object: 'model', owned_by: 'vllm', max_model_len: 32768 }] }) },
+    '/llamacpp/v1/models': {
+      status: 200,
+      body: JSON.stringify({ models: [{ name: 'x' }], object: 'list', data: [{ id: 'qwen.gguf', object: 'model', meta: { n_ctx_train: 262144, n_vocab: 151936 } }] }),
+    },
+    '/lmstudio/v1/models': { status: 200, body: JSON.stringify({ data: [{ id: 'qwen3', max_context_length: 131072, loaded_context_length: 8192 }] }) },
+    '/ollama/v1/models': { status: 200, body: JSON.stringify({ object: 'list', data: [{ id: 'qwen3:8b', object: 'model', created: 1, owned_by: 'library' }] }) },
+    '/denied/v1/models': { status: 401, body: JSON.stringify({ error: { message: 'bad token' } }) },
+    '/html/v1/models': { status: 200, body: '<html>hello</html>' },
+  };
+  before(async () => {
+    server = createServer((request, response) => {
+      seenAuthorization.push(request.headers.authorization);
+      const answer = bodies[request.url ?? ''] ?? { status: 404, body: '{}' };
+      response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('reads the context window each engine reports', async () => {
+    assert.deepEqual(await fetchBackendModels(`${baseUrl}/vllm/v1`, 'k'), [{ id: 'Qwen/Qwen3-Coder', contextWindow: 32768, contextWindowSource: 'max_model_len' }]);
+    assert.equal(seenAuthorization.at(-1), 'Bearer k');
+    assert.deepEqual(await fetchBackendModels(`${baseUrl}/llamacpp/v1/`), [{ id: 'qwen.gguf', contextWindow: 262144, contextWindowSource: 'meta.n_ctx_train' }]);
+    assert.equal(seenAuthorization.at(-1), undefined);
+    assert.deepEqual(await fetchBackendModels(`${baseUrl}/lmstudio/v1`), [{ id: 'qwen3', contextWindow: 8192, contextWindowSource: 'loaded_context_length' }]);
+    assert.deepEqual(await fetchBackendModels(`${baseUrl}/ollama/v1`), [{ id: 'qwen3:8b', contextWindow: null, contextWindowSource: null }]);
+  });
+
+  it('throws typed errors for HTTP errors, non-lists and unreachable servers', async () => {
+    await assert.rejects(fetchBackendModels(`${baseUrl}/denied/v1`), (error: unknown) => UpstreamHttpError.is(error) && error.status === 401);
+    await assert.rejects(fetchBackendModels(`${baseUrl}/html/v1`), (error: unknown) => InvalidRequestError.is(error) && /not return an OpenAI model list/.test(error.message));
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    await assert.rejects(fetchBackendModels(`http://127.0.0.1:${closedPort}/v1`), (error: unknown) => UpstreamConnectionError.is(error) && error.code === 'ECONNREFUSED');
   });
 });

@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createUpstreamClient, type UpstreamClient, type UpstreamResponse } from '../../../src/server/upstream-client.ts';
 
 /**
- * How the bridge reads a backend's answer (issue #7): by 'data' events until the body ends or the
+ * How the bridge reads a backend's answer: by 'data' events until the body ends or the
  * reader says stop; a complete answer's rest is drained so the pooled socket is reused, anything
  * else is cut.
  */

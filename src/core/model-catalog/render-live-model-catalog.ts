@@ -1,4 +1,5 @@
-import { DEFAULT_PROVIDER_DISPLAY_NAME, renderModelCatalogEntry, serializeModelCatalog, type CodexToolSurface } from './render-codex-config.ts';
+import { DEFAULT_CATALOG_CONTEXT_WINDOW, DEFAULT_PROVIDER_DISPLAY_NAME } from '../defaults.ts';
+import { renderModelCatalogEntry, serializeModelCatalog, type CodexToolSurface } from './model-catalog-entry.ts';
 
 /**
  * The catalog the bridge serves to Codex (`model_catalog_url`), built fresh from what the backend
@@ -15,14 +16,7 @@ export interface CatalogModelFacts {
   takesReasoningEffort: boolean | null;
 }
 
-/**
- * Used when the backend reports no context window (Ollama without `/api/show`, LM Studio, older
- * engines): small enough that Codex compacts before a typical local server runs out, and named in the
- * entry's description and the log so the user knows it is a guess.
- */
-export const DEFAULT_CATALOG_CONTEXT_WINDOW = 32_768;
-
-/** Codex's effort names that every effort-taking engine in backends.md accepts. */
+/** Codex's effort names that every effort-taking engine accepts (vLLM, SGLang, llama.cpp, Ollama). */
 const REASONING_LEVELS = ['low', 'medium', 'high'] as const;
 
 export interface LiveModelCatalogOptions {

@@ -3,22 +3,16 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parse as parseToml } from 'smol-toml';
 import {
-  applyTomlEditsToData,
   AZURE_URL_MARKERS,
-  createCodexProfileEdits,
   describeAzureUrlRisk,
   findAzureUrlMarker,
-  createMakeDefaultEdits,
-  editTomlText,
   providerIdForProfile,
-  renderCodexProfile,
-  renderModelCatalog,
-  serializeTomlString,
-  serializeTomlValue,
   validateCodexProfileOptions,
   type CodexProfileOptions,
-  type TomlEdit,
-} from '../../../src/core/codex-config/render-codex-config.ts';
+} from '../../../src/core/codex-config/codex-profile-options.ts';
+import { createCodexProfileEdits, createMakeDefaultEdits, renderCodexProfile, renderModelCatalog } from '../../../src/core/codex-config/render-codex-profile.ts';
+import { applyTomlEditsToData, editTomlText, type TomlEdit } from '../../../src/core/codex-config/toml-edit.ts';
+import { serializeTomlString, serializeTomlValue } from '../../../src/core/codex-config/toml-value.ts';
 import { InvalidRequestError } from '../../../src/core/errors.ts';
 
 const BASE_OPTIONS: CodexProfileOptions = {

@@ -2,8 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { convertChatResponseToResponsesResponse, type LiftContext } from '../../../src/core/lift/convert-chat-response-to-responses-response.ts';
-import { UpstreamStreamError } from '../../../src/core/errors.ts';
+import { chatCompletionSchema } from '../../../src/core/chat/chat-completions-api.ts';
+import { ChatStreamTranslator, type StreamTranslatorOptions } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
+import { convertChatCompletionToChunk } from '../../../src/core/stream/convert-chat-completion-to-chunk.ts';
 import { createGrammarCache } from '../../../src/core/grammar/grammar-cache.ts';
 import { parseJson } from '../../../src/core/parse-json.ts';
 import type { ResponsesResponse } from '../../../src/core/responses/responses-output.ts';
@@ -26,6 +27,24 @@ const toolMap: ToolMap = new Map([
   entry({ wireName: 'multi_agent_v1__close_agent', name: 'close_agent', namespace: 'multi_agent_v1', kind: 'function' }),
 ]);
 
+type LiftContext = StreamTranslatorOptions;
+
+/**
+ * A whole completion lifted as the bridge lifts one (a backend that answers a streaming request with
+ * one JSON body): replayed as one chunk through the stream translator; the terminal event's response
+ * is what Codex receives.
+ */
+function liftJsonCompletion(completion: unknown, liftContext: LiftContext): { response: ResponsesResponse; warnings: BridgeWarning[] } {
+  const parsed = chatCompletionSchema.safeParse(completion);
+  assert.ok(parsed.success, 'the completion is readable');
+  const translator = new ChatStreamTranslator(liftContext);
+  const events = [...translator.start(), ...translator.push(convertChatCompletionToChunk(parsed.data))];
+  if (!translator.terminated) events.push(...translator.finish());
+  const terminal = events.at(-1) as { response?: ResponsesResponse };
+  assert.ok(terminal.response, 'the stream ends with a terminal event carrying the response');
+  return { response: terminal.response, warnings: [...translator.warnings] };
+}
+
 const context: LiftContext = { responseId: 'resp_test', model: 'qwen3-coder', createdAt: 1779158289, toolMap };
 
 function readExample(fileName: string): unknown {
@@ -36,7 +55,7 @@ function readExample(fileName: string): unknown {
 
 /** Replaces random item ids by `<prefix>` after checking their shape. */
 function convert(completion: unknown): { response: ResponsesResponse; warnings: BridgeWarning[] } {
-  const result = convertChatResponseToResponsesResponse(completion, context);
+  const result = liftJsonCompletion(completion, context);
   const output = result.response.output.map((item) => {
     const match = /^(rs|msg|fc|ctc)_[0-9a-f]{24}$/.exec(item.id);
     assert.ok(match, `item id ${item.id}`);
@@ -54,8 +73,6 @@ function response(fields: Partial<ResponsesResponse>): ResponsesResponse {
     status: 'completed',
     output: [],
     usage: usage(0, 0, 0),
-    incomplete_details: null,
-    error: null,
     ...fields,
   };
 }
@@ -73,7 +90,7 @@ function usage(input: number, output: number, total: number, reasoning = 0): Res
 const patchCall = (callId: string, input: string) =>
   ({ type: 'custom_tool_call', id: '<ctc>', call_id: callId, name: 'apply_patch', input, status: 'completed' }) as const;
 
-describe('convertChatResponseToResponsesResponse: engine examples', () => {
+describe('a JSON completion, lifted: engine examples', () => {
   it('vLLM hermes: reasoning + custom call, content null', () => {
     assert.deepStrictEqual(convert(readExample('vllm-nonstream-toolcall-hermes.json')), {
       response: response({
@@ -154,7 +171,7 @@ function toolCall(id: string | null, name: string, argumentsValue: unknown): Rec
   return { id, type: 'function', function: { name, arguments: argumentsValue } };
 }
 
-describe('convertChatResponseToResponsesResponse: items', () => {
+describe('a JSON completion, lifted: items', () => {
   it('drops whitespace-only content next to tool calls and keeps engine order', () => {
     const result = convert(
       completion({
@@ -174,11 +191,6 @@ describe('convertChatResponseToResponsesResponse: items', () => {
       { type: 'function_call', id: '<fc>', call_id: 'c4', name: 'invented', arguments: '{}', status: 'completed' },
     ]);
     assert.equal(result.response.status, 'completed');
-  });
-
-  it('keeps whitespace-only content without tool calls, and skips empty content', () => {
-    assert.equal(convert(completion({ content: '\n' }, 'stop')).response.output.length, 1);
-    assert.equal(convert(completion({ content: '' }, 'stop')).response.output.length, 0);
   });
 
   it('takes reasoning over reasoning_content, never both', () => {
@@ -212,7 +224,7 @@ describe('convertChatResponseToResponsesResponse: items', () => {
   });
 });
 
-describe('convertChatResponseToResponsesResponse: call ids', () => {
+describe('a JSON completion, lifted: call ids', () => {
   it('makes repeated ids unique with a warning and synthesises missing ones', () => {
     const result = convert(
       completion({
@@ -231,7 +243,7 @@ describe('convertChatResponseToResponsesResponse: call ids', () => {
   });
 });
 
-describe('convertChatResponseToResponsesResponse: status', () => {
+describe('a JSON completion, lifted: status', () => {
   it('omits a truncated bridged call and ends incomplete even when vLLM says tool_calls', () => {
     const result = convert(
       completion({ content: 'Applying.', reasoning: 'think', tool_calls: [toolCall('c1', 'apply_patch', '{"input": "*** Begin Patch\\n*** Upd')] }, 'tool_calls', {
@@ -281,20 +293,6 @@ describe('convertChatResponseToResponsesResponse: status', () => {
     assert.deepStrictEqual([filtered.status, filtered.incomplete_details], ['incomplete', { reason: 'content_filter' }]);
   });
 
-  it('fails on abort, error or a missing finish reason, with server_error', () => {
-    for (const [reason, message] of [
-      ['abort', 'backend stopped with finish_reason "abort"'],
-      ['error', 'backend stopped with finish_reason "error"'],
-      [null, 'backend returned a completion without a finish_reason'],
-    ] as const) {
-      const result = convert(completion({ content: 'x' }, reason));
-      assert.equal(result.response.status, 'failed');
-      assert.deepStrictEqual(result.response.error, { code: 'server_error', message });
-      assert.equal(result.response.incomplete_details, null);
-    }
-    assert.deepStrictEqual(convert({ choices: [] }).response.error, { code: 'server_error', message: 'backend returned a completion without choices' });
-  });
-
   it('completes with a warning on repetition and unknown reasons', () => {
     for (const reason of ['repetition', 'eos']) {
       const result = convert(completion({ content: 'x' }, reason));
@@ -313,18 +311,7 @@ describe('convertChatResponseToResponsesResponse: status', () => {
   });
 });
 
-describe('convertChatResponseToResponsesResponse: unreadable bodies', () => {
-  it('throws UpstreamStreamError naming the problem', () => {
-    for (const body of [null, 'text', { choices: 'x' }, { choices: [{ message: { content: 5 } }] }]) {
-      assert.throws(
-        () => convertChatResponseToResponsesResponse(body, context),
-        (error: unknown) => UpstreamStreamError.is(error) && error.message.startsWith('backend returned an unreadable completion: '),
-      );
-    }
-  });
-});
-
-describe('convertChatResponseToResponsesResponse: grammar check (bridge-rules.md §5.5)', () => {
+describe('a JSON completion, lifted: grammar check', () => {
   const capture = parseJson(readFileSync(fixturePath('captures/b_freeform_apply_patch_gpt-5.5_v0.171.req1.json'), 'utf8'));
   assert.ok(capture.success);
   const tools = (capture.value as { tools: Array<{ name?: string; format?: { syntax: string; definition: string } }> }).tools;
@@ -336,12 +323,12 @@ describe('convertChatResponseToResponsesResponse: grammar check (bridge-rules.md
   ]);
   const fenced = `\`\`\`diff\n${tricky}\`\`\``;
   const lift = (extra: Partial<LiftContext>, ...calls: Array<Record<string, unknown>>) =>
-    convertChatResponseToResponsesResponse(completion({ tool_calls: calls }), { ...context, toolMap: grammarToolMap, ...extra });
+    liftJsonCompletion(completion({ tool_calls: calls }), { ...context, toolMap: grammarToolMap, ...extra });
   const inputs = (result: { response: ResponsesResponse }) => result.response.output.map((item) => (item.type === 'custom_tool_call' ? item.input : null));
 
   it('accepts every engine example of the tricky patch without a warning', () => {
     for (const fileName of ['vllm-nonstream-toolcall-hermes.json', 'vllm-nonstream-toolcall-qwen3coder.json', 'vllm-nonstream-toolcall-gptoss.json', 'sglang-nonstream-toolcall.json', 'ollama-nonstream-toolcall.json']) {
-      assert.deepStrictEqual(convertChatResponseToResponsesResponse(readExample(fileName), { ...context, toolMap: grammarToolMap }).warnings, [], fileName);
+      assert.deepStrictEqual(liftJsonCompletion(readExample(fileName), { ...context, toolMap: grammarToolMap }).warnings, [], fileName);
     }
   });
 

@@ -1,6 +1,3 @@
-/** Headers that carry secrets; redacted before anything is logged, exported or shown in the panel. */
-const SECRET_HEADER_NAMES = new Set(['authorization', 'proxy-authorization', 'api-key', 'x-api-key', 'cookie', 'set-cookie']);
-
 export const REDACTED = '[redacted]';
 
 /**
@@ -50,19 +47,6 @@ export function redactSecrets(text: string, secrets: ReadonlyArray<string | null
   const alternatives = [...spellings].sort((left, right) => right.length - left.length).map(escapeForRegExp);
   const pattern = new RegExp(`${escapeForRegExp(REDACTED)}|${alternatives.join('|')}`, 'g');
   return text.replace(pattern, REDACTED);
-}
-
-/**
- * Headers fit to log or show: secret-bearing headers are replaced whole (whatever their value), and
- * known secrets are removed from every other value too.
- */
-export function redactHeaders(headers: Record<string, string | string[] | undefined>, secrets: ReadonlyArray<string | null | undefined> = []): Record<string, string> {
-  const redacted: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    redacted[name] = SECRET_HEADER_NAMES.has(name.toLowerCase()) ? REDACTED : redactSecrets(Array.isArray(value) ? value.join(', ') : value, secrets);
-  }
-  return redacted;
 }
 
 /**

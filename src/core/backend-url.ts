@@ -1,0 +1,32 @@
+import { DEFAULT_BACKEND_URL } from './defaults.ts';
+
+/**
+ * The one check of an HTTP base URL (a backend's, or the bridge's own as Codex sees it): it must parse
+ * and use http or https. Callers name the URL in their message ("backend URL …", "base URL …") and
+ * add their own rules on top.
+ */
+export type HttpUrlCheck = { ok: true; url: URL } | { ok: false; problem: string };
+
+export function checkHttpUrl(text: string, example: string): HttpUrlCheck {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { ok: false, problem: `'${text}' is not a valid URL (expected e.g. ${example})` };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, problem: `'${text}' must start with http:// or https://` };
+  return { ok: true, url };
+}
+
+/** What is wrong with a backend URL, or null when the bridge can use it. */
+export function describeInvalidBackendUrl(text: string): string | null {
+  const check = checkHttpUrl(text, DEFAULT_BACKEND_URL);
+  return check.ok ? null : check.problem;
+}
+
+/** The backend URL as the upstream client uses it (no trailing slash); throws on a URL it cannot use. */
+export function normaliseBackendUrl(text: string): string {
+  const check = checkHttpUrl(text, DEFAULT_BACKEND_URL);
+  if (!check.ok) throw new Error(`backend URL ${check.problem}`);
+  return check.url.toString().replace(/\/+$/, '');
+}

@@ -1,0 +1,147 @@
+import { DEFAULT_PROVIDER_DISPLAY_NAME } from '../defaults.ts';
+import { InvalidRequestError } from '../errors.ts';
+import { modelCatalogUrlFor, renderModelCatalogEntry, serializeModelCatalog } from '../model-catalog/model-catalog-entry.ts';
+import { catalogFileNameFor, profileFileNameFor, validateCodexProfileOptions, type CodexProfileOptions } from './codex-profile-options.ts';
+import { editTomlText, type TomlEdit } from './toml-edit.ts';
+
+/**
+ * Renders the Codex profile (`<profile>.config.toml`) and its model catalog
+ * (`<profile>.model_catalog.json`) that point Codex at the bridge, and the edits that bring an
+ * existing profile or config.toml up to date. Pure: src/codex-config reads, checks and writes the
+ * files. `wire_api` must be "responses"; a catalog replaces Codex's bundled one, so only the profile
+ * points at it.
+ */
+
+export interface RenderedCodexProfile {
+  profileFileName: string;
+  profileText: string;
+  /** Null for the `functions` surface: Codex's fallback metadata already gives that surface. */
+  catalogFileName: string | null;
+  catalogText: string | null;
+}
+
+function readTable(data: Record<string, unknown> | null, path: readonly string[]): Record<string, unknown> | null {
+  let current: unknown = data;
+  for (const segment of path) {
+    if (typeof current !== 'object' || current === null || Array.isArray(current)) return null;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return typeof current === 'object' && current !== null && !Array.isArray(current) ? (current as Record<string, unknown>) : null;
+}
+
+
+/**
+ * Codex fetches a provider's `model_catalog_url` only when the provider has `env_key` or
+ * `experimental_bearer_token` (a token in `http_headers` gets no fetch and an empty model list). A
+ * bridge started without a token ignores Authorization, so this stand-in only makes the fetch happen.
+ */
+export const NO_BRIDGE_TOKEN_PLACEHOLDER = 'freeform-bridge-needs-no-token';
+
+/** The user's own extra headers are kept; an Authorization header is dropped (the token moved to `experimental_bearer_token`). */
+function keepUserHttpHeaders(existing: Record<string, unknown> | null): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(existing ?? {})) {
+    if (name.toLowerCase() !== 'authorization' && typeof value === 'string') headers[name] = value;
+  }
+  return headers;
+}
+
+function createProviderEdits(options: CodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
+  const table = ['model_providers', options.providerId];
+  const headers = keepUserHttpHeaders(readTable(existingDocument, [...table, 'http_headers']));
+  return [
+    { kind: 'set', table, key: 'name', value: options.displayName ?? DEFAULT_PROVIDER_DISPLAY_NAME },
+    { kind: 'set', table, key: 'base_url', value: options.baseUrl },
+    { kind: 'set', table, key: 'wire_api', value: 'responses' },
+    { kind: 'set', table, key: 'experimental_bearer_token', value: options.token ?? NO_BRIDGE_TOKEN_PLACEHOLDER },
+    { kind: 'set', table, key: 'model_catalog_url', value: modelCatalogUrlFor(options.baseUrl, options.toolSurface) },
+    Object.keys(headers).length > 0 ? { kind: 'set', table, key: 'http_headers', value: headers } : { kind: 'remove', table, key: 'http_headers' },
+  ];
+}
+
+/**
+ * The keys the profile file owns. Everything else in an existing profile (keys the user added such as
+ * `model_reasoning_effort` or `model_instructions_file`, comments, extra headers) is kept: re-running
+ * the command refreshes the bridge's part and never clobbers the user's.
+ */
+export function createCodexProfileEdits(options: CodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
+  const validated = validateCodexProfileOptions(options);
+  const edits: TomlEdit[] = [
+    { kind: 'set', table: [], key: 'model', value: validated.model },
+    { kind: 'set', table: [], key: 'model_provider', value: validated.providerId },
+    validated.toolSurface === 'functions'
+      ? { kind: 'remove', table: [], key: 'model_catalog_json' }
+      : { kind: 'set', table: [], key: 'model_catalog_json', value: catalogFileNameFor(validated.profile) },
+  ];
+  // Unknown stays unknown: a value the user typed into the profile is better than none.
+  if (validated.contextWindow !== null) edits.push({ kind: 'set', table: [], key: 'model_context_window', value: validated.contextWindow });
+  return [...edits, ...createProviderEdits(validated, existingDocument)];
+}
+
+/**
+ * `--make-default`: the edits to the user's `config.toml` that make a plain `codex` — and the Codex
+ * extension in VS Code, which runs `codex app-server` on this file and never passes `-p` — use the
+ * bridge. Only `model`, `model_provider` and our provider table change. Never a top-level `profile`
+ * key (a hard error in Codex 0.171), `model_catalog_json` (it would replace Codex's bundled catalog
+ * and hide OpenAI's models from the picker) or `model_context_window` (it would apply to OpenAI's
+ * models too): the provider's `model_catalog_url` gives Codex the bridge's models, their tool surface
+ * and context windows, for this provider only.
+ */
+export function createMakeDefaultEdits(options: CodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
+  const validated = validateCodexProfileOptions(options);
+  return [
+    { kind: 'set', table: [], key: 'model', value: validated.model },
+    { kind: 'set', table: [], key: 'model_provider', value: validated.providerId },
+    ...createProviderEdits(validated, existingDocument),
+  ];
+}
+
+function renderProfileHeader(options: CodexProfileOptions): string {
+  const lines = [
+    `# Codex profile written by \`freeform-bridge codex-config\`. Use it with: codex -p ${options.profile}`,
+    '# Running the command again updates only the keys it manages (model, model_provider,',
+    `# model_catalog_json, model_context_window, [model_providers.${options.providerId}]) and keeps the rest.`,
+  ];
+  if (options.toolSurface !== 'functions') {
+    lines.push(
+      `# ${catalogFileNameFor(options.profile)} is regenerated on every run; to give the model a longer`,
+      '# base prompt than the catalog\'s short one, add model_instructions_file = "<path>" here.',
+    );
+  }
+  if (options.token !== null) lines.push('# This file holds the bridge token: keep it private (it is written readable by you only).');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Renders a fresh profile and, for the free-form surfaces, its model catalog. */
+export function renderCodexProfile(options: CodexProfileOptions): RenderedCodexProfile {
+  const validated = validateCodexProfileOptions(options);
+  const profileText = editTomlText(renderProfileHeader(validated), createCodexProfileEdits(validated, null));
+  const catalogText = validated.toolSurface === 'functions' ? null : renderModelCatalog(validated);
+  return {
+    profileFileName: profileFileNameFor(validated.profile),
+    profileText,
+    catalogFileName: catalogText === null ? null : catalogFileNameFor(validated.profile),
+    catalogText,
+  };
+}
+
+/**
+ * The model catalog file of a profile (free-form surfaces only): one entry. It is written without
+ * asking the backend, so it cannot know whether the model sees images; it declares what Codex assumes
+ * for a model without metadata (text and images), so `view_image` stays offered as it is without the
+ * profile. The bridge's live catalog, which does ask, says text-only unless the backend reports vision.
+ */
+export function renderModelCatalog(options: CodexProfileOptions): string {
+  const validated = validateCodexProfileOptions(options);
+  if (validated.toolSurface === 'functions') throw new InvalidRequestError('the functions tool surface needs no model catalog');
+  return serializeModelCatalog([
+    renderModelCatalogEntry({
+      model: validated.model,
+      displayName: validated.displayName ?? DEFAULT_PROVIDER_DISPLAY_NAME,
+      toolSurface: validated.toolSurface,
+      contextWindow: validated.contextWindow,
+      inputModalities: ['text', 'image'],
+      reasoningLevels: [],
+    }),
+  ]);
+}

@@ -1,0 +1,39 @@
+/**
+ * Every default the bridge, the CLI and the extension share, in one place. package.json's
+ * `contributes.configuration` repeats the ones VS Code shows as setting defaults; a unit test keeps
+ * the two equal.
+ */
+
+/** The backend the bridge forwards to when none is configured: vLLM's usual local address. */
+export const DEFAULT_BACKEND_URL = 'http://127.0.0.1:8000/v1';
+
+/** The Codex profile name (`codex -p freeform-bridge`), also the provider id of the default profile. */
+export const DEFAULT_CODEX_PROFILE = 'freeform-bridge';
+
+/** The provider name Codex shows in its picker. */
+export const DEFAULT_PROVIDER_DISPLAY_NAME = 'Freeform Bridge';
+
+/** A `response.in_progress` keepalive every this many silent seconds; 0 disables it. */
+export const DEFAULT_KEEPALIVE_SECONDS = 15;
+export const MAX_KEEPALIVE_SECONDS = 3600;
+
+/**
+ * How long the bridge holds Codex's stream before committing to the backend's answer, so an early
+ * backend failure can still become a retryable HTTP error instead of a `response.failed`.
+ */
+export const DEFAULT_COMMIT_GRACE_MS = 1500;
+
+/** A backend silent for this long mid-answer is given up on. */
+export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS = 900;
+
+/** Round trips the traffic panel keeps, and the bounds of that setting. */
+export const DEFAULT_TRAFFIC_BUFFER_SIZE = 200;
+export const MIN_TRAFFIC_BUFFER_SIZE = 10;
+export const MAX_TRAFFIC_BUFFER_SIZE = 5000;
+
+/**
+ * The context window the live model catalog states when the backend reports none (Ollama without
+ * `/api/show`, LM Studio, older engines): small enough that Codex compacts before a typical local
+ * server runs out, and named in the entry's description and the log so the user knows it is a guess.
+ */
+export const DEFAULT_CATALOG_CONTEXT_WINDOW = 32_768;
