@@ -24,7 +24,7 @@ export function lowerRequestBody(text: string): LoweredRequest {
   return convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache });
 }
 
-/** Lifts a whole backend SSE answer the way the route does; returns the bytes sent toward Codex. */
+/** Lifts a whole backend SSE answer through the exchange's own pump; returns the bytes sent toward Codex. */
 export function liftAnswer(answerSse: Buffer, lowered: LoweredRequest): number {
   const translator = new ChatStreamTranslator({ responseId: 'resp_bench', model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap, grammarCache });
   const pump = new ChatSsePump(translator);
