@@ -6,8 +6,8 @@ import { resolveBridgeOptions } from '../src/core/bridge-options.ts';
 import { createGrammarCache } from '../src/core/grammar/grammar-cache.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../src/core/lower/convert-responses-request-to-chat-request.ts';
 import { parseJson } from '../src/core/parse-json.ts';
-import { SseDecoder, parseChatStreamEvent } from '../src/core/sse/sse-decoder.ts';
 import { encodeSseEvent } from '../src/core/sse/sse-encoder.ts';
+import { ChatSsePump } from '../src/core/stream/chat-sse-pump.ts';
 import { ChatStreamTranslator } from '../src/core/stream/chat-stream-to-responses-events.ts';
 import { createWarningLedger } from '../src/core/warnings.ts';
 import { monotonicMilliseconds } from './child-protocol.ts';
@@ -24,10 +24,10 @@ export function lowerRequestBody(text: string): LoweredRequest {
   return convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache });
 }
 
-/** Lifts a whole backend SSE answer the way the route does; returns the bytes sent toward Codex. */
+/** Lifts a whole backend SSE answer through the exchange's own pump; returns the bytes sent toward Codex. */
 export function liftAnswer(answerSse: Buffer, lowered: LoweredRequest): number {
   const translator = new ChatStreamTranslator({ responseId: 'resp_bench', model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap, grammarCache });
-  const decoder = new SseDecoder();
+  const pump = new ChatSsePump(translator);
   let bytes = 0;
   const write = (events: ReturnType<ChatStreamTranslator['push']>): void => {
     let text = '';
@@ -35,11 +35,8 @@ export function liftAnswer(answerSse: Buffer, lowered: LoweredRequest): number {
     bytes += text.length;
   };
   write(translator.start());
-  for (const event of [...decoder.push(answerSse), ...decoder.end()]) {
-    const parsed = parseChatStreamEvent(event);
-    if (parsed.kind === 'chunk') write(translator.push(parsed.chunk));
-  }
-  write(translator.finish());
+  write(pump.push(answerSse));
+  write(pump.end());
   if (translator.finalResponse?.status !== 'completed') throw new Error(`bench lift ended ${translator.finalResponse?.status ?? 'without a terminal event'}`);
   return bytes;
 }

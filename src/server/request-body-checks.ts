@@ -6,7 +6,7 @@ import { exceedsJsonNestingDepth } from '../core/parse-json.ts';
 
 /**
  * Checks on the `POST /v1/responses` body beyond what express.json does (bad input). Each
- * failure becomes a specific 4xx through the error middleware; none reaches lowering.
+ * failure becomes a specific 4xx through the failure map (failure-map.ts); none reaches lowering.
  */
 
 /**
@@ -16,8 +16,26 @@ import { exceedsJsonNestingDepth } from '../core/parse-json.ts';
  */
 export const MAX_JSON_NESTING_DEPTH = 512;
 
-/** The `type` the body-parser error carries, so the error middleware can name the problem. */
+/** The largest body either request path reads: Codex resends the whole history on every turn. */
+export const MAX_REQUEST_BODY_BYTES = 64 * 1024 * 1024;
+
+/** The `type` the body-parser error carries, so the failure map can name the problem. */
 export const INVALID_UTF8_ERROR_TYPE = 'encoding.invalid_utf8';
+
+/**
+ * Body-parser failures carry a `type` string and an HTTP status (express.json); the fast path makes
+ * its own body errors the same way (createBodyError), so both map to the same answers.
+ */
+export interface BodyParserError {
+  type: string;
+  status?: number;
+  limit?: number;
+  message: string;
+}
+
+export function createBodyError(type: string, status: number, message: string): Error & BodyParserError {
+  return Object.assign(new Error(message), { type, status });
+}
 
 /**
  * `express.json`'s `verify` hook: refuses a UTF-8 body holding invalid byte sequences. Codex always
@@ -31,7 +49,7 @@ export function verifyUtf8Body(_request: IncomingMessage, _response: unknown, bo
 
 /** The error both request paths refuse invalid UTF-8 with (the fast path finds it while decoding). */
 export function createInvalidUtf8Error(): Error {
-  return Object.assign(new Error('request body is not valid UTF-8'), { status: 400, type: INVALID_UTF8_ERROR_TYPE });
+  return createBodyError(INVALID_UTF8_ERROR_TYPE, 400, 'request body is not valid UTF-8');
 }
 
 /** A body nested deeper than MAX_JSON_NESTING_DEPTH is a 400, not a stack overflow later. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { answerRequestError, createBodyError, MAX_REQUEST_BODY_BYTES, reportRejectedExchange, type ErrorAnswerDependencies } from './error-middleware.ts';
-import { assertJsonNestingDepth, createInvalidUtf8Error } from './request-body-checks.ts';
+import { answerRequestError, reportRejectedExchange, type ErrorAnswerDependencies } from './error-middleware.ts';
+import { assertJsonNestingDepth, createBodyError, createInvalidUtf8Error, MAX_REQUEST_BODY_BYTES } from './request-body-checks.ts';
 import type { ExchangeLocals, ResponsesExchange } from './responses-exchange.ts';
 import { sendSecurityRefusal, type SecurityRefusal } from './security.ts';
 

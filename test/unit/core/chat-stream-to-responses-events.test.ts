@@ -7,7 +7,7 @@ import type { ChatCompletionChunk } from '../../../src/core/chat/chat-completion
 import { createGrammarCache } from '../../../src/core/grammar/grammar-cache.ts';
 import type { ItemIdPrefix } from '../../../src/core/ids.ts';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../../../src/core/responses/responses-output.ts';
-import { SseDecoder, parseChatStreamEvent } from '../../../src/core/sse/sse-decoder.ts';
+import { ChatSsePump } from '../../../src/core/stream/chat-sse-pump.ts';
 import { ChatStreamTranslator, type StreamTranslatorOptions } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
 import type { ToolMap, ToolMapEntry } from '../../../src/core/tool-map.ts';
 import { assertCodexAcceptsStream, type CodexStreamCheckOptions } from '../../support/codex-stream-oracle.ts';
@@ -65,36 +65,12 @@ function translate(chunks: ChatCompletionChunk[], options: Partial<StreamTransla
   return { events, translator };
 }
 
-/** Replays a backend SSE body through the real SSE reader, as the server does. */
+/** Replays a backend SSE body through the server's own pump (chat-sse-pump.ts). */
 function translateSse(body: string, options: Partial<StreamTranslatorOptions> = {}): StreamRun {
   const translator = createTranslator(options);
-  const events = [...translator.start()];
-  const decoder = new SseDecoder();
-  for (const sseEvent of [...decoder.push(Buffer.from(body, 'utf8')), ...decoder.end()]) {
-    const parsed = parseChatStreamEvent(sseEvent);
-    switch (parsed.kind) {
-      case 'chunk':
-        events.push(...translator.push(parsed.chunk));
-        break;
-      case 'done':
-        events.push(...translator.finish());
-        break;
-      case 'error':
-        events.push(...translator.fail({ code: parsed.code, message: `backend stream failed: ${parsed.message}` }));
-        break;
-      case 'invalid':
-        events.push(...translator.fail({ code: 'server_error', message: parsed.message }));
-        break;
-      case 'ignored':
-        break;
-      default: {
-        const exhaustive: never = parsed;
-        throw new Error(`unexpected ${JSON.stringify(exhaustive)}`);
-      }
-    }
-  }
-  // EOF without `[DONE]` (Ollama's error path): the server calls finish() at the end of the body.
-  events.push(...translator.finish());
+  const pump = new ChatSsePump(translator);
+  // EOF without `[DONE]` (Ollama's error path): the pump finishes at the end of the body.
+  const events = [...translator.start(), ...pump.push(Buffer.from(body, 'utf8')), ...pump.end()];
   return { events, translator };
 }
 

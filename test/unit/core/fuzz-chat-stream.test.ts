@@ -8,11 +8,9 @@ import { createGrammarCache } from '../../../src/core/grammar/grammar-cache.ts';
 import type { ItemIdPrefix } from '../../../src/core/ids.ts';
 import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import type { ResponsesStreamEvent } from '../../../src/core/responses/responses-output.ts';
-import { chatCompletionSchema } from '../../../src/core/chat/chat-completions-api.ts';
-import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../../../src/core/sse/sse-decoder.ts';
 import { encodeSseEvent } from '../../../src/core/sse/sse-encoder.ts';
 import { ChatStreamTranslator } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
-import { convertChatCompletionToChunk } from '../../../src/core/stream/convert-chat-completion-to-chunk.ts';
+import { ChatSsePump, liftJsonCompletion } from '../../../src/core/stream/chat-sse-pump.ts';
 import type { ToolMap, ToolMapEntry } from '../../../src/core/tool-map.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 import { checkCodexStream } from '../../support/codex-stream-oracle.ts';
@@ -52,7 +50,7 @@ const CUSTOM_WIRE_NAMES = [...TOOL_MAP.values()].filter((entry) => entry.kind ==
 const FUNCTION_WIRE_NAMES = [...TOOL_MAP.values()].filter((entry) => entry.kind === 'function').map((entry) => entry.wireName);
 const GRAMMAR_CACHE = createGrammarCache();
 
-// ---------- the server's read loop, without the I/O ----------
+// ---------- the server's read loop (the shared pump), without the I/O ----------
 
 type StreamEnding = 'done' | 'eof' | 'socket-cut';
 
@@ -61,11 +59,6 @@ interface PipelineRun {
   translator: ChatStreamTranslator;
 }
 
-/**
- * Mirrors responses-exchange.ts: decode each byte piece, classify each SSE event, push chunks, fail on
- * error frames and unreadable frames, stop at [DONE], flush the decoder at EOF and finish; a socket cut
- * is `fail`. `keepaliveAfter` holds piece indexes after which the keepalive timer fires.
- */
 function createTranslator(grammarRepair = false): ChatStreamTranslator {
   let itemCounter = 0;
   let callCounter = 0;
@@ -81,64 +74,32 @@ function createTranslator(grammarRepair = false): ChatStreamTranslator {
   });
 }
 
+/**
+ * The server's read loop without the I/O: the same pump (chat-sse-pump.ts) over each byte piece,
+ * stopping when it wants no more, then the end of the body; a socket cut is `fail`. `keepaliveAfter`
+ * holds piece indexes after which the keepalive timer fires.
+ */
 function runPipeline(pieces: readonly Uint8Array[], ending: StreamEnding, keepaliveAfter: ReadonlySet<number>, grammarRepair = false): PipelineRun {
   const translator = createTranslator(grammarRepair);
   const events: ResponsesStreamEvent[] = [...translator.start()];
-  const handle = (event: SseEvent): boolean => {
-    const parsed = parseChatStreamEvent(event);
-    switch (parsed.kind) {
-      case 'done':
-        return false;
-      case 'chunk':
-        events.push(...translator.push(parsed.chunk));
-        return true;
-      case 'error':
-        events.push(...translator.fail({ code: parsed.code, message: parsed.message }));
-        return false;
-      case 'ignored':
-        return true;
-      case 'invalid':
-        events.push(...translator.fail({ code: 'server_error', message: parsed.message }));
-        return false;
-      default: {
-        const unexpected: never = parsed;
-        throw new Error(`unhandled ${String(unexpected)}`);
-      }
-    }
-  };
-  const decoder = new SseDecoder();
-  let keepReading = true;
+  const pump = new ChatSsePump(translator);
   for (const [index, piece] of pieces.entries()) {
-    for (const event of decoder.push(piece)) if (keepReading) keepReading = handle(event);
+    events.push(...pump.push(piece));
     if (keepaliveAfter.has(index)) events.push(...translator.keepalive());
-    if (!keepReading || translator.terminated) break;
+    if (!pump.wantsMore) break;
   }
   if (ending === 'socket-cut') {
     events.push(...translator.fail({ code: 'server_error', message: 'backend stream broke: other side closed' }));
   } else {
-    if (keepReading && !translator.terminated) for (const event of decoder.end()) if (keepReading) keepReading = handle(event);
-    if (!translator.terminated) events.push(...translator.finish());
+    events.push(...pump.end());
   }
   return { events, translator };
 }
 
-/** Mirrors responses-exchange.ts for a backend that answers a stream request with one JSON completion. */
+/** The server's path for a backend that answers a stream request with one JSON completion. */
 function runJsonCompletion(text: string): PipelineRun {
   const translator = createTranslator();
-  const events: ResponsesStreamEvent[] = [...translator.start()];
-  let value: unknown;
-  try {
-    value = JSON.parse(text) as unknown;
-  } catch {
-    value = undefined;
-  }
-  const completion = value === undefined ? null : chatCompletionSchema.safeParse(value);
-  if (!completion?.success) {
-    events.push(...translator.fail({ code: 'server_error', message: 'backend answered a stream request with unreadable JSON' }));
-  } else {
-    events.push(...translator.push(convertChatCompletionToChunk(completion.data)));
-    if (!translator.terminated) events.push(...translator.finish());
-  }
+  const events: ResponsesStreamEvent[] = [...translator.start(), ...liftJsonCompletion(translator, text)];
   return { events, translator };
 }
 

@@ -1,0 +1,141 @@
+import type { ServerResponse } from 'node:http';
+import type { ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
+import { encodeSseEvent } from '../core/sse/sse-encoder.ts';
+import type { HttpAnswer } from './failure-map.ts';
+import { sendJson } from './send-json.ts';
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  // No explicit `connection`: Node answers `keep-alive` to a keep-alive request (Codex) by itself, and
+  // `close` to a client that asked to close; forcing keep-alive held such a client's stream open until
+  // the server's idle timeout (5 s) after the last event.
+  // Reverse proxies (nginx) buffer responses unless told otherwise; Codex needs each event now.
+  'x-accel-buffering': 'no',
+} as const;
+
+/**
+ * Where one exchange's answer goes toward Codex: an SSE stream (`stream: true`, what Codex sends) or
+ * one JSON body. The exchange writes every batch of events here and ends with the final response or
+ * an HTTP error answer; the sink decides what of it reaches the socket.
+ */
+export interface ResponseSink {
+  readonly kind: 'stream' | 'json';
+  /** The HTTP status is on the wire: from now on a failure can only be a `response.failed` event. */
+  readonly committed: boolean;
+  /** Codex closed the connection before the answer ended: nothing more is written. */
+  readonly clientGone: boolean;
+  /**
+   * Writes a batch of events (a stream, once committed; a JSON answer keeps nothing, its body is the
+   * final response). False when Codex's socket is full: the caller stops reading until 'drain'.
+   */
+  write(events: readonly ResponsesStreamEvent[]): boolean;
+  /** The answer ended with `final`; a stream closes, a JSON answer sends it as its body. */
+  end(final: ResponsesResponse): void;
+  /** A failure before anything was committed: the HTTP error answer. */
+  sendHttp(answer: HttpAnswer): void;
+  /** Stops the sink's timers (the keepalive); the answer is over or about to be. */
+  stop(): void;
+}
+
+/** Watches for Codex hanging up before the answer is complete; the returned function says whether it did. */
+function watchClient(response: ServerResponse, onClientGone: () => void): () => boolean {
+  let gone = false;
+  response.on('close', () => {
+    if (!response.writableFinished) {
+      gone = true;
+      onClientGone();
+    }
+  });
+  return () => gone;
+}
+
+export interface StreamSinkOptions {
+  /** Seconds without any event before `onKeepalive` is asked for events; 0 disables. */
+  keepaliveSeconds: number;
+  onKeepalive: () => void;
+  onClientGone: () => void;
+}
+
+export interface StreamSink extends ResponseSink {
+  readonly kind: 'stream';
+  /**
+   * Writes the 200 and the SSE headers and starts the keepalive. False when already committed or
+   * Codex is gone. The headers leave with the first events written (one write instead of two).
+   */
+  commit(): boolean;
+}
+
+export function createStreamSink(response: ServerResponse, options: StreamSinkOptions): StreamSink {
+  const isClientGone = watchClient(response, options.onClientGone);
+  let committed = false;
+  let keepaliveTimer: NodeJS.Timeout | null = null;
+  /** Committed, and nothing written since: the head still waits in Node for the first events. */
+  let headPending = false;
+  const sink: StreamSink = {
+    kind: 'stream',
+    get committed() {
+      return committed;
+    },
+    get clientGone() {
+      return isClientGone();
+    },
+    commit() {
+      if (committed || isClientGone()) return false;
+      committed = true;
+      response.writeHead(200, SSE_HEADERS);
+      headPending = true;
+      if (options.keepaliveSeconds > 0) keepaliveTimer = setInterval(options.onKeepalive, options.keepaliveSeconds * 1000);
+      return true;
+    },
+    write(events) {
+      if (!committed || isClientGone()) return true;
+      let text = '';
+      for (const event of events) text += encodeSseEvent(event);
+      if (text.length === 0) {
+        // Nothing to carry the head: it leaves alone, so Codex sees its status now.
+        if (headPending) response.flushHeaders();
+        headPending = false;
+        return true;
+      }
+      headPending = false;
+      const flowing = response.write(text);
+      keepaliveTimer?.refresh();
+      return flowing;
+    },
+    end() {
+      sink.stop();
+      if (!sink.clientGone) response.end();
+    },
+    sendHttp(answer) {
+      sink.stop();
+      if (!sink.clientGone) sendJson(response, answer.status, answer.body, answer.headers);
+    },
+    stop() {
+      if (keepaliveTimer) clearInterval(keepaliveTimer);
+      keepaliveTimer = null;
+    },
+  };
+  return sink;
+}
+
+/** `stream: false`: the same Response object as one JSON body; a failure is an HTTP error. */
+export function createJsonSink(response: ServerResponse, options: { onClientGone: () => void }): ResponseSink {
+  const isClientGone = watchClient(response, options.onClientGone);
+  const sink: ResponseSink = {
+    kind: 'json',
+    committed: false,
+    get clientGone() {
+      return isClientGone();
+    },
+    write: () => true,
+    end(final) {
+      if (!sink.clientGone) sendJson(response, 200, final);
+    },
+    sendHttp(answer) {
+      if (!sink.clientGone) sendJson(response, answer.status, answer.body, answer.headers);
+    },
+    stop() {},
+  };
+  return sink;
+}

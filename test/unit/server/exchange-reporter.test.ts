@@ -1,0 +1,87 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
+import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
+import { labelRoundTrip } from '../../../src/core/round-trip-label.ts';
+import { ChatStreamTranslator } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
+import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
+import { createWarningLedger } from '../../../src/core/warnings.ts';
+import { ExchangeReporter } from '../../../src/server/exchange-reporter.ts';
+
+/** The traffic events of one exchange: one start, deltas for what was delivered, exactly one end. */
+
+function setUp(): { reporter: ExchangeReporter; translator: ChatStreamTranslator; events: TrafficEvent[]; clock: { now: number } } {
+  const events: TrafficEvent[] = [];
+  const clock = { now: 1_000 };
+  const lowered = convertResponsesRequestToChatRequest({ model: 'qwen3-coder', input: 'hi', stream: true }, resolveBridgeOptions(), createWarningLedger());
+  const translator = new ChatStreamTranslator({ responseId: 'resp_r', model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap });
+  const reporter = new ExchangeReporter({ onTraffic: (event) => events.push(event), exchangeId: 'resp_r', roundTrip: labelRoundTrip(undefined), startedAtMs: 1_000, now: () => clock.now });
+  reporter.start(lowered, 123, translator);
+  return { reporter, translator, events, clock };
+}
+
+describe('ExchangeReporter', () => {
+  it('reports the start with what lowering produced', () => {
+    const { events } = setUp();
+    assert.equal(events.length, 1);
+    const start = events[0];
+    assert.equal(start?.type, 'exchange-start');
+    if (start?.type !== 'exchange-start') return;
+    assert.equal(start.exchangeId, 'resp_r');
+    assert.equal(start.requestBytes, 123);
+    assert.equal(start.clientStream, true);
+    assert.equal(start.model, 'qwen3-coder');
+    assert.equal(start.startedAt, new Date(1_000).toISOString());
+  });
+
+  it('times the headers and the first delta, reports delivered items, and ends once with the final response', () => {
+    const { reporter, translator, events, clock } = setUp();
+    clock.now = 1_010;
+    reporter.upstreamHeadersArrived();
+    clock.now = 1_020;
+    reporter.delivering(translator.start());
+    assert.equal(events.length, 1, 'created and in_progress deliver nothing to report');
+    clock.now = 1_030;
+    reporter.delivering(translator.push({ id: 'c', choices: [{ index: 0, delta: { content: 'hello' }, finish_reason: 'stop' }] }));
+    reporter.delivering(translator.finish());
+    const deltas = events.filter((event) => event.type === 'exchange-delta');
+    assert.equal(deltas.length, 1);
+    assert.equal(deltas[0]?.type === 'exchange-delta' ? deltas[0].items[0]?.type : null, 'message');
+    clock.now = 1_050;
+    reporter.end('completed', 200, null);
+    reporter.end('failed', 503, { code: 'server_error', message: 'late' });
+    const ends = events.filter((event) => event.type === 'exchange-end');
+    assert.equal(ends.length, 1, 'one end, whatever else tries to end the exchange');
+    const end = ends[0];
+    if (end?.type !== 'exchange-end') return assert.fail('no end event');
+    assert.equal(reporter.ended, true);
+    assert.deepEqual(end.timings, { upstreamHeadersMs: 10, firstDeltaMs: 30, totalMs: 50 });
+    assert.equal(end.outcome, 'completed');
+    assert.deepEqual(end.output, translator.finalResponse?.output);
+  });
+
+  it('without a final response ends with the items delivered so far', () => {
+    const { reporter, events } = setUp();
+    reporter.end('aborted', 499, null);
+    const end = events.at(-1);
+    assert.equal(end?.type, 'exchange-end');
+    if (end?.type !== 'exchange-end') return;
+    assert.deepEqual(end.output, []);
+    assert.deepEqual(end.timings, { upstreamHeadersMs: null, firstDeltaMs: null, totalMs: 0 });
+    assert.equal(end.httpStatus, 499);
+  });
+
+  it('reports the translator\'s new warnings once each, and all of them at the end', () => {
+    const { reporter, translator, events } = setUp();
+    reporter.delivering(translator.start());
+    // vLLM's repetition detector ended the output: delivered, with a warning.
+    reporter.delivering(translator.push({ id: 'c', choices: [{ index: 0, delta: { content: 'again and again' }, finish_reason: 'repetition' }] }));
+    reporter.delivering(translator.finish());
+    reporter.end('completed', 200, null);
+    const deltaWarnings = events.flatMap((event) => (event.type === 'exchange-delta' ? event.warnings : []));
+    assert.ok(translator.warnings.length > 0, 'the fixture must make the translator warn');
+    assert.deepEqual(deltaWarnings, [...translator.warnings]);
+    const end = events.at(-1);
+    assert.deepEqual(end?.type === 'exchange-end' ? end.warnings : null, [...translator.warnings]);
+  });
+});

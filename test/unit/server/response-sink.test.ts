@@ -1,0 +1,165 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ResponsesResponse, ResponsesStreamEvent } from '../../../src/core/responses/responses-output.ts';
+import { encodeSseEvent } from '../../../src/core/sse/sse-encoder.ts';
+import { ChatStreamTranslator } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
+import { createJsonSink, createStreamSink } from '../../../src/server/response-sink.ts';
+
+/** The two forms of an answer toward Codex, written to a real HTTP response and read back by a client. */
+
+type Handler = (response: ServerResponse) => void;
+
+function createTranslator(): ChatStreamTranslator {
+  let counter = 0;
+  return new ChatStreamTranslator({ responseId: 'resp_sink', model: 'm', createdAt: 0, toolMap: new Map(), createItemId: (prefix) => `${prefix}_${counter++}` });
+}
+
+/** A finished text answer from the real translator: its events and its final response. */
+function createAnswer(): { start: ResponsesStreamEvent[]; rest: ResponsesStreamEvent[]; final: ResponsesResponse } {
+  const translator = createTranslator();
+  const start = translator.start();
+  const rest = [
+    ...translator.push({ id: 'c', choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: null }] }),
+    ...translator.push({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
+    ...translator.finish(),
+  ];
+  const final = translator.finalResponse;
+  assert.ok(final);
+  return { start, rest, final };
+}
+
+describe('response sinks', () => {
+  let server: Server;
+  let port = 0;
+  let handler: Handler = (response) => response.end();
+
+  before(async () => {
+    server = createServer((_request, response) => handler(response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  function fetchOnce(): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+    return new Promise((resolve, reject) => {
+      const outgoing = httpRequest({ host: '127.0.0.1', port, path: '/', method: 'POST' }, (incoming) => {
+        let body = '';
+        incoming.setEncoding('utf8');
+        incoming.on('data', (text: string) => (body += text));
+        incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, body }));
+        incoming.on('error', reject);
+      });
+      outgoing.on('error', reject);
+      outgoing.end();
+    });
+  }
+
+  it('a stream sink writes nothing before its commit, then the SSE head and each event, and ends', async () => {
+    const { start, rest, final } = createAnswer();
+    const seen: { committedBefore: boolean; committedAfter: boolean; secondCommit: boolean } = { committedBefore: true, committedAfter: false, secondCommit: true };
+    handler = (response) => {
+      const sink = createStreamSink(response, { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {} });
+      sink.write(start);
+      seen.committedBefore = sink.committed;
+      assert.equal(sink.commit(), true);
+      seen.secondCommit = sink.commit();
+      seen.committedAfter = sink.committed;
+      sink.write(start);
+      sink.write(rest);
+      sink.end(final);
+    };
+    const answer = await fetchOnce();
+    assert.deepEqual(seen, { committedBefore: false, committedAfter: true, secondCommit: false });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers['content-type'], 'text/event-stream; charset=utf-8');
+    assert.equal(answer.headers['x-accel-buffering'], 'no');
+    assert.equal(answer.body, [...start, ...rest].map(encodeSseEvent).join(''));
+  });
+
+  it('a stream sink answers an HTTP error while uncommitted', async () => {
+    handler = (response) => {
+      const sink = createStreamSink(response, { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {} });
+      sink.sendHttp({ status: 429, headers: { 'retry-after': '3' }, body: { error: { message: 'slow', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } } });
+    };
+    const answer = await fetchOnce();
+    assert.equal(answer.status, 429);
+    assert.equal(answer.headers['retry-after'], '3');
+    assert.deepEqual(JSON.parse(answer.body), { error: { message: 'slow', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } });
+  });
+
+  it('a committed stream sink asks for keepalive events while nothing else is written, until stopped', async () => {
+    const { start, rest, final } = createAnswer();
+    let ticks = 0;
+    handler = (response) => {
+      const sink = createStreamSink(response, {
+        keepaliveSeconds: 0.005,
+        onKeepalive: () => {
+          ticks += 1;
+          if (ticks === 2) {
+            sink.write(rest);
+            sink.end(final);
+          }
+        },
+        onClientGone: () => {},
+      });
+      sink.commit();
+      sink.write(start);
+    };
+    const answer = await fetchOnce();
+    assert.equal(ticks, 2, 'the keepalive stops with the answer');
+    assert.equal(answer.body, [...start, ...rest].map(encodeSseEvent).join(''));
+  });
+
+  it('a JSON sink is never committed and sends the final response as its one body', async () => {
+    const { start, rest, final } = createAnswer();
+    let committed = true;
+    handler = (response) => {
+      const sink = createJsonSink(response, { onClientGone: () => {} });
+      assert.equal(sink.write(start), true);
+      sink.write(rest);
+      committed = sink.committed;
+      sink.end(final);
+    };
+    const answer = await fetchOnce();
+    assert.equal(committed, false);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers['content-type'], 'application/json; charset=utf-8');
+    assert.deepEqual(JSON.parse(answer.body), JSON.parse(JSON.stringify(final)));
+  });
+
+  it('tells when Codex hangs up before the answer ends, and then writes nothing', async () => {
+    let gone: () => void = () => {};
+    const hungUp = new Promise<void>((resolve) => (gone = resolve));
+    let sinkClientGone = false;
+    handler = (response) => {
+      const sink = createStreamSink(response, {
+        keepaliveSeconds: 0,
+        onKeepalive: () => {},
+        onClientGone: () => {
+          sinkClientGone = sink.clientGone;
+          assert.equal(sink.write(createAnswer().rest), true, 'a write after the hang-up is dropped quietly');
+          gone();
+        },
+      });
+      sink.commit();
+      sink.write(createAnswer().start);
+    };
+    await new Promise<void>((resolve, reject) => {
+      const outgoing = httpRequest({ host: '127.0.0.1', port, path: '/', method: 'POST' }, (incoming) => {
+        incoming.once('data', () => {
+          outgoing.destroy();
+          resolve();
+        });
+      });
+      outgoing.on('error', (error) => (outgoing.destroyed ? undefined : reject(error)));
+      outgoing.end();
+    });
+    await hungUp;
+    assert.equal(sinkClientGone, true);
+  });
+});
