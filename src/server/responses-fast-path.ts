@@ -7,7 +7,7 @@ import { sendSecurityRefusal, type SecurityRefusal } from './security.ts';
 /**
  * `POST /v1/responses` as Codex sends it — plain `application/json`, no Content-Encoding — served
  * straight from Node's request, without Express's router, body-parser, iconv and type-is on the way
- * (issue #7: together about a tenth of a millisecond per request, on every Codex turn). Anything
+ * (together about a tenth of a millisecond per request, on every Codex turn, `npm run bench`). Anything
  * else (a compressed body, another charset, a query string, a wrong content type) goes to the Express
  * app, which answers it exactly as before; the checks and the error answers are shared, so both
  * paths refuse the same requests with the same bodies.
@@ -45,7 +45,7 @@ function readBodyText(request: IncomingMessage): Promise<{ text: string; bytes: 
     let text = '';
     let size = 0;
     // The request outlives its body by the whole exchange (minutes of streaming): once the body is
-    // read or refused, no listener may keep what was read reachable (issue #7: kept chunks doubled the
+    // read or refused, no listener may keep what was read reachable (measured: kept chunks doubled the
     // memory each exchange held and left the RSS tens of MB higher after a session of 2 MB requests).
     const stop = (): void => {
       request.off('data', onData);

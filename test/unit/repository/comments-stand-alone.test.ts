@@ -19,12 +19,6 @@ const SKIPPED_FOLDERS = new Set([join('test', 'fixtures'), join('bench', 'result
 const SHELL_EXTENSIONS = /\.sh$/;
 const SCANNED_NAMES = /\.(ts|mts|cts|js|mjs|cjs|sh)$/;
 
-/**
- * Files whose comments the lead rewrites after merging the exchange's restructuring (editing them
- * here would collide with it). Each must still hold a citation: once fixed, it leaves this list.
- */
-const LEFT_TO_THE_LEAD = new Set(['src/server/responses-exchange.ts', 'src/server/error-middleware.ts', 'src/server/responses-fast-path.ts']);
-
 const CITATIONS: ReadonlyArray<{ pattern: RegExp; what: string }> = [
   { pattern: /§/, what: 'a section number of a document outside the repository' },
   { pattern: /\b(?:bridge-rules|backends|codex-wire|style|peers)\.md\b|captures\/INDEX\.md/, what: 'a document of the reference pack' },
@@ -86,15 +80,9 @@ describe('comments stand on their own', () => {
     assert.ok(files.length > 100, `expected the sources and tests, found ${files.length}`);
     // This file names what it looks for, so it is the one file not held to it.
     const self = relative(repositoryRoot, __filename);
-    const findings = new Map<string, string[]>();
-    for (const file of files) {
-      if (file === self) continue;
-      const found = findCitations(readFileSync(join(repositoryRoot, file), 'utf8'), SHELL_EXTENSIONS.test(file) ? 'shell' : 'script');
-      if (found.length > 0) findings.set(file.split('\\').join('/'), found);
-    }
-    const offenders = [...findings].filter(([file]) => !LEFT_TO_THE_LEAD.has(file)).flatMap(([file, found]) => found.map((finding) => `${file} ${finding}`));
+    const offenders = files
+      .filter((file) => file !== self)
+      .flatMap((file) => findCitations(readFileSync(join(repositoryRoot, file), 'utf8'), SHELL_EXTENSIONS.test(file) ? 'shell' : 'script').map((finding) => `${file} ${finding}`));
     assert.deepEqual(offenders, []);
-    const alreadyFixed = [...LEFT_TO_THE_LEAD].filter((file) => !findings.has(file));
-    assert.deepEqual(alreadyFixed, [], 'these files cite nothing any more: remove them from LEFT_TO_THE_LEAD');
   });
 });
