@@ -1,6 +1,6 @@
 /**
  * Builders of traffic events for the panel's tests: the shapes the server emits
- * (src/server/responses-exchange.ts), with only what a test cares about spelled out.
+ * (src/server/exchange-reporter.ts), with only what a test cares about spelled out.
  */
 import type { ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
 import type { ResponsesOutputItem } from '../../../src/core/responses/responses-output.ts';
