@@ -6,7 +6,9 @@
  * and then plays the user: waits for the status bar item (activation), runs "Freeform Bridge: Start"
  * from the command palette (F1), reads the port from the status bar item, fetches /healthz from here,
  * runs "Freeform Bridge: Check Backend Connection" and reads its notification, and opens the
- * "Get Started" walkthrough and clicks a step's button.
+ * "Get Started" walkthrough and clicks a step's button. Then it opens a second window (a second
+ * extension host): that window attaches to the running bridge instead of starting another, and takes
+ * over on the same port when the first window closes.
  *
  * Usage: node --import tsx test/vscode/run-vsix-test.ts (npm run test:vscode runs it after the suites).
  * Needs CODE_SERVER_BIN / CODE_SERVER_NODE_BIN / CHROMIUM_PATH from scripts/setup-code-server.sh.
@@ -15,7 +17,7 @@
  * Prints a closing `N passed, N failed`; exits non-zero on any failure.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -58,6 +60,49 @@ async function statusBarText(page: Page, pattern: RegExp): Promise<string> {
   return (await item.first().innerText()).replace(/\s+/g, ' ').trim();
 }
 
+/**
+ * The process listening on 127.0.0.1:port, read from /proc: which extension host runs the bridge.
+ * Each VS Code window has an extension host of its own, so this tells the windows' bridges apart.
+ */
+function listeningProcess(port: number): number | null {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    // local address 0100007F:PORT, state 0A (LISTEN), inode in field 9
+    if (fields[1] === `0100007F:${hexPort}` && fields[3] === '0A' && fields[9]) inodes.add(fields[9]);
+  }
+  if (inodes.size === 0) return null;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let descriptors: string[];
+    try {
+      descriptors = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    for (const descriptor of descriptors) {
+      try {
+        const target = readlinkSync(`/proc/${entry}/fd/${descriptor}`);
+        if (inodes.has(/^socket:\[(\d+)\]$/.exec(target)?.[1] ?? '')) return Number(entry);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return null;
+}
+
+async function waitForListener(port: number, accept: (pid: number | null) => boolean, what: string): Promise<number | null> {
+  const deadline = Date.now() + UI_TIMEOUT_MS;
+  for (;;) {
+    const pid = listeningProcess(port);
+    if (accept(pid)) return pid;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (listener on port ${port}: ${pid ?? 'none'})`);
+    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+  }
+}
+
 async function main(): Promise<number> {
   let backend: FakeBackend | null = null;
   let server: CodeServer | null = null;
@@ -82,7 +127,10 @@ async function main(): Promise<number> {
     });
 
     browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGUMENTS });
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    // One browser context for every window, as in a real browser: the windows share its storage,
+    // where the web workbench keeps the extension's secrets (the bridge token among them).
+    const windows = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await windows.newPage();
     const workbench = page;
     page.on('pageerror', (error) => console.error('[pageerror]', error.message));
     // No payload: no extensionDevelopmentPath, no tests — the installed extension is all there is.
@@ -147,6 +195,38 @@ async function main(): Promise<number> {
       await workbench.frameLocator('iframe.webview.ready').frameLocator('#active-frame').getByText('Point the bridge at your backend').waitFor({ timeout: 20_000 });
       mkdirSync(screenshotFolder, { recursive: true });
       await workbench.screenshot({ path: join(screenshotFolder, 'walkthrough.png') });
+    });
+
+    // Several windows, one bridge: a second workbench page is a second VS Code window, with an
+    // extension host of its own (a separate process), sharing the first one's user data.
+    const firstOwner = listeningProcess(port);
+    const second = await check('a second window finds the running bridge and attaches to it: one bridge, on the same port', async () => {
+      if (firstOwner === null) throw new Error(`nothing listens on port ${port}`);
+      const settingsFile = join(codeServer.directory, 'user-data', 'User', 'settings.json');
+      const userSettings = JSON.parse(readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+      writeFileSync(settingsFile, JSON.stringify({ ...userSettings, 'freeformBridge.autoStart': true }, null, 2));
+      const other = await windows.newPage();
+      other.on('pageerror', (error) => console.error('[pageerror, second window]', error.message));
+      await other.goto(`${codeServer.url}/?folder=${encodeURIComponent(resolve(workspace))}`);
+      await other.locator('.monaco-workbench').waitFor({ timeout: UI_TIMEOUT_MS });
+      // No keys: in the second of two pages VS Code does not always take them. The second window starts
+      // its bridge at startup instead (autoStart, set in the user settings both windows share).
+      page = other;
+      const text = await statusBarText(other, new RegExp(`Bridge :${port}\\b`));
+      const owner = listeningProcess(port);
+      if (owner !== firstOwner) throw new Error(`port ${port} is now held by process ${owner}, not by the first window's extension host ${firstOwner}`);
+      console.log(`      second window's status bar: "${text}"; port ${port} still held by the first window's extension host (pid ${firstOwner})`);
+      return other;
+    });
+
+    await check('when the window that runs the bridge closes, the other window takes over on the same port', async () => {
+      await workbench.close();
+      // code-server ends a closed window's extension host after its reconnection grace (1 s here).
+      const newOwner = await waitForListener(port, (pid) => pid !== null && pid !== firstOwner, "the second window's extension host to listen on the port");
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (response.status !== 200) throw new Error(`/healthz answered ${response.status} after the take-over`);
+      const text = await statusBarText(second, new RegExp(`Bridge :${port}\\b`));
+      console.log(`      port ${port} now held by pid ${newOwner} (was ${firstOwner}); status bar: "${text}"`);
     });
     return 0;
   } catch (error) {
