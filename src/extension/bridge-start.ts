@@ -1,5 +1,5 @@
-import { createServer } from 'node:net';
 import * as vscode from 'vscode';
+import { findFreePort } from '../server/free-port.ts';
 import { probeBackend } from './backend-probe.ts';
 import { BridgeStartError, type StartResult } from './bridge-controller.ts';
 import { offerConfigRewrite } from './codex-config-rewrite-offer.ts';
@@ -90,15 +90,4 @@ export async function reportBackendReachability(services: ExtensionServices, set
   );
   if (choice === 'Open Settings') await openSetting('backendUrl');
   else if (choice === 'Show Log') channel.show();
-}
-
-function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { parseJson } from '../../src/core/parse-json.ts';
 import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
 import type { TrafficEvent } from '../../src/core/traffic-event.ts';
@@ -80,14 +79,4 @@ export function terminalEvent(events: SseExchange['events']): SseExchange['event
   return last;
 }
 
-/** A loopback port that was free a moment ago: nothing listens there (connection refused). */
-export function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { findFreePort } from '../../src/server/free-port.ts';
