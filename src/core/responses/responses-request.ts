@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidRequestError } from '../errors.ts';
 import { isPlainObject } from '../parse-json.ts';
+import { createCheckedParser } from '../schema/compiled-check.ts';
 
 /*
  * The Responses request as Codex 0.154–0.171 sends it. We validate exactly what
@@ -441,11 +442,14 @@ function valueAtPath(root: unknown, path: IssuePath): unknown {
  * Validates a request body. Throws `InvalidRequestError` naming the first offending field
  * (`input[3].call_id`) so Codex prints something a user can act on (HTTP 400 is shown verbatim).
  */
+/** The request schema, compiled: a valid request is checked without copying it. */
+const parseRequestBody = createCheckedParser(responsesRequestSchema);
+
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (!isPlainObject(body)) {
     throw new InvalidRequestError('the request body must be a JSON object');
   }
-  const result = responsesRequestSchema.safeParse(body);
+  const result = parseRequestBody(body);
   if (result.success) return result.data;
   const problems = flattenIssues(result.error.issues as ReadonlyArray<IssueLike>, []).map((problem) => {
     const field = formatIssuePath(problem.path) || '(body)';

@@ -1,6 +1,10 @@
 import { chatCompletionChunkSchema, type ChatCompletionChunk } from '../chat/chat-completions-api.ts';
 import { isContextOverflowMessage } from '../map-upstream-error.ts';
 import { isPlainObject, parseJson } from '../parse-json.ts';
+import { createCheckedParser } from '../schema/compiled-check.ts';
+
+/** Every streamed chunk is checked: compiled, so a valid chunk is not copied. */
+const parseChunk = createCheckedParser(chatCompletionChunkSchema);
 
 /**
  * One dispatched SSE event from a backend stream. `event` and `id` are null when the
@@ -170,7 +174,7 @@ export function parseChatStreamEvent(event: SseEvent): ChatStreamEvent {
   const errorDetails = readErrorEnvelope(parsed.value);
   if (errorDetails !== null) return createErrorEvent(errorDetails, raw);
 
-  const chunk = chatCompletionChunkSchema.safeParse(parsed.value);
+  const chunk = parseChunk(parsed.value);
   if (!chunk.success) {
     const issue = chunk.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';

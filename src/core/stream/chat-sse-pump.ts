@@ -1,6 +1,7 @@
 import { chatCompletionSchema } from '../chat/chat-completions-api.ts';
 import { parseJson } from '../parse-json.ts';
 import type { ResponsesStreamEvent } from '../responses/responses-output.ts';
+import { createCheckedParser } from '../schema/compiled-check.ts';
 import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../sse/sse-decoder.ts';
 import type { ChatStreamTranslator } from './chat-stream-to-responses-events.ts';
 import { convertChatCompletionToChunk } from './convert-chat-completion-to-chunk.ts';
@@ -87,9 +88,11 @@ export class ChatSsePump {
  * A backend that answers a stream request with one JSON completion (a proxy that does not stream):
  * the completion goes through the same translator as one chunk, so both shapes are lifted alike.
  */
+const parseCompletion = createCheckedParser(chatCompletionSchema);
+
 export function liftJsonCompletion(translator: ChatStreamTranslator, text: string, options: Pick<ChatSsePumpOptions, 'source'> = {}): ResponsesStreamEvent[] {
   const parsed = parseJson(text);
-  const completion = parsed.success ? chatCompletionSchema.safeParse(parsed.value) : null;
+  const completion = parsed.success ? parseCompletion(parsed.value) : null;
   if (!completion?.success) {
     return translator.fail({ code: 'server_error', message: `backend answered a stream request with unreadable JSON${naming(options.source)}` });
   }
