@@ -55,6 +55,8 @@ export interface StreamSinkOptions {
   keepaliveSeconds: number;
   onKeepalive: () => void;
   onClientGone: () => void;
+  /** A deferred write found Codex's socket full: the caller stops reading the backend until 'drain'. */
+  onFull: () => void;
 }
 
 export interface StreamSink extends ResponseSink {
@@ -72,6 +74,23 @@ export function createStreamSink(response: ServerResponse, options: StreamSinkOp
   let keepaliveTimer: NodeJS.Timeout | null = null;
   /** Committed, and nothing written since: the head still waits in Node for the first events. */
   let headPending = false;
+  /**
+   * Encoded events not yet handed to the socket. The backend's bytes of one socket read arrive as
+   * many body chunks in one run of the event loop (an engine writes each SSE event as an HTTP chunk of
+   * its own); their events are joined and written once, when that run ends (a microtask), instead of
+   * one response.write per chunk: no event waits for a later turn of the loop, and the socket gets one
+   * write with one chunk header instead of dozens.
+   */
+  let pendingText = '';
+  let flushQueued = false;
+  const flush = (): void => {
+    flushQueued = false;
+    const text = pendingText;
+    pendingText = '';
+    if (text.length === 0 || isClientGone()) return;
+    headPending = false;
+    if (!response.write(text)) options.onFull();
+  };
   const sink: StreamSink = {
     kind: 'stream',
     get committed() {
@@ -90,22 +109,28 @@ export function createStreamSink(response: ServerResponse, options: StreamSinkOp
     },
     write(events) {
       if (!committed || isClientGone()) return true;
-      let text = '';
-      for (const event of events) text += encodeSseEvent(event);
-      if (text.length === 0) {
+      for (const event of events) pendingText += encodeSseEvent(event);
+      if (pendingText.length === 0) {
         // Nothing to carry the head: it leaves alone, so Codex sees its status now.
         if (headPending) response.flushHeaders();
         headPending = false;
         return true;
       }
-      headPending = false;
-      const flowing = response.write(text);
       keepaliveTimer?.refresh();
-      return flowing;
+      if (!flushQueued) {
+        flushQueued = true;
+        queueMicrotask(flush);
+      }
+      return !response.writableNeedDrain;
     },
     end() {
       sink.stop();
-      if (!sink.clientGone) response.end();
+      if (sink.clientGone) return;
+      // The last events leave with the end of the body: one write.
+      const text = pendingText;
+      pendingText = '';
+      if (text.length > 0) response.end(text);
+      else response.end();
     },
     sendHttp(answer) {
       sink.stop();

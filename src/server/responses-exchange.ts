@@ -140,7 +140,12 @@ class Exchange implements FailureTarget {
     this.reporter = new ExchangeReporter({ onTraffic: dependencies.onTraffic, exchangeId: identity.exchangeId, roundTrip: identity.roundTrip, startedAtMs: identity.startedAtMs });
     const onClientGone = (): void => this.call.abort(new Error('client disconnected'));
     this.streamSink = lowered.clientStream
-      ? createStreamSink(response, { keepaliveSeconds: dependencies.keepaliveSeconds, onKeepalive: () => this.deliver(this.translator.keepalive()), onClientGone })
+      ? createStreamSink(response, {
+          keepaliveSeconds: dependencies.keepaliveSeconds,
+          onKeepalive: () => this.deliver(this.translator.keepalive()),
+          onClientGone,
+          onFull: () => this.call.holdUntilDrained(response),
+        })
       : null;
     this.sink = this.streamSink ?? createJsonSink(response, { onClientGone });
     this.call = new UpstreamCall({

@@ -61,6 +61,9 @@ export class ChatSsePump {
     switch (parsed.kind) {
       case 'done':
         this.reading = false;
+        // Nothing after `[DONE]` is the answer's: the response ends now, so its last events leave
+        // with the bytes that carried `[DONE]` instead of waiting for the body's end.
+        if (!this.translator.terminated) events.push(...this.translator.finish());
         return;
       case 'chunk':
         events.push(...this.translator.push(parsed.chunk));

@@ -62,15 +62,15 @@ describe('ChatSsePump', () => {
     assert.deepEqual(message?.type === 'message' ? message.content.map((part) => part.text) : null, ['Hello']);
   });
 
-  it('stops wanting bytes at [DONE] and ignores anything after it', () => {
+  it('ends the response at [DONE], with the bytes that carried it, and ignores anything after it', () => {
     const translator = createTranslator();
     const pump = new ChatSsePump(translator);
     translator.start();
-    pump.push(`${chunkFrame({ content: 'a' })}${chunkFrame({}, 'stop')}data: [DONE]\n\n`);
+    const events = pump.push(`${chunkFrame({ content: 'a' })}${chunkFrame({}, 'stop')}data: [DONE]\n\n`);
     assert.equal(pump.wantsMore, false);
+    assert.deepEqual(types(events).slice(-1), ['response.completed'], 'the last event leaves with [DONE], not at the end of the body');
     assert.deepEqual(pump.push(chunkFrame({ content: 'late' })), []);
-    const end = pump.end();
-    assert.deepEqual(types(end).slice(-1), ['response.completed']);
+    assert.deepEqual(pump.end(), [], 'nothing is left for the end of the body');
     assert.equal(JSON.stringify(translator.finalResponse).includes('late'), false);
   });
 

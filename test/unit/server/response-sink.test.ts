@@ -63,7 +63,7 @@ describe('response sinks', () => {
     const { start, rest, final } = createAnswer();
     const seen: { committedBefore: boolean; committedAfter: boolean; secondCommit: boolean } = { committedBefore: true, committedAfter: false, secondCommit: true };
     handler = (response) => {
-      const sink = createStreamSink(response, { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {} });
+      const sink = createStreamSink(response, { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {}, onFull: () => {} });
       sink.write(start);
       seen.committedBefore = sink.committed;
       assert.equal(sink.commit(), true);
@@ -83,7 +83,7 @@ describe('response sinks', () => {
 
   it('a stream sink answers an HTTP error while uncommitted', async () => {
     handler = (response) => {
-      const sink = createStreamSink(response, { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {} });
+      const sink = createStreamSink(response, { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {}, onFull: () => {} });
       sink.sendHttp({ status: 429, headers: { 'retry-after': '3' }, body: { error: { message: 'slow', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } } });
     };
     const answer = await fetchOnce();
@@ -106,6 +106,7 @@ describe('response sinks', () => {
           }
         },
         onClientGone: () => {},
+        onFull: () => {},
       });
       sink.commit();
       sink.write(start);
@@ -115,11 +116,93 @@ describe('response sinks', () => {
     assert.equal(answer.body, [...start, ...rest].map(encodeSseEvent).join(''));
   });
 
+  it('joins the events written in one run of the event loop into one socket write, and the last ones into the end', async () => {
+    const { start, rest, final } = createAnswer();
+    const writes: string[] = [];
+    let endedWith: string | null = null;
+    let writesBeforeEnd = -1;
+    handler = (response) => {
+      const write = response.write.bind(response) as (chunk: string) => boolean;
+      response.write = ((chunk: string) => {
+        writes.push(chunk);
+        return write(chunk);
+      }) as typeof response.write;
+      const end = response.end.bind(response) as (chunk?: string) => ServerResponse;
+      response.end = ((chunk?: string) => {
+        endedWith = chunk ?? null;
+        writesBeforeEnd = writes.length;
+        return end(chunk);
+      }) as typeof response.end;
+      const sink = createStreamSink(response, { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {}, onFull: () => {} });
+      sink.commit();
+      // Three batches in one run (as the chunks of one socket read arrive): one write when it ends.
+      sink.write(start);
+      sink.write(rest.slice(0, 1));
+      sink.write(rest.slice(1, 2));
+      setImmediate(() => {
+        // A later batch and the end in the same run: they leave together with the end.
+        sink.write(rest.slice(2));
+        sink.end(final);
+      });
+    };
+    const answer = await fetchOnce();
+    assert.deepEqual(writes, [[...start, ...rest.slice(0, 2)].map(encodeSseEvent).join('')]);
+    assert.equal(writesBeforeEnd, 1);
+    assert.equal(endedWith, rest.slice(2).map(encodeSseEvent).join(''));
+    assert.equal(answer.body, [...start, ...rest].map(encodeSseEvent).join(''));
+  });
+
+  it('says when Codex\'s socket is full, so the backend is not read faster than Codex reads', async () => {
+    const big: ResponsesStreamEvent = { type: 'response.output_text.delta', sequence_number: 1, item_id: 'i', output_index: 0, content_index: 0, delta: 'x'.repeat(256 * 1024), logprobs: [] };
+    let fullCalls = 0;
+    const writeAnswers: boolean[] = [];
+    let fullAnswer: boolean | null = null;
+    let release: () => void = () => {};
+    const full = new Promise<void>((resolve) => (release = resolve));
+    handler = (response) => {
+      const sink = createStreamSink(response, {
+        keepaliveSeconds: 0,
+        onKeepalive: () => {},
+        onClientGone: () => {},
+        onFull: () => {
+          fullCalls += 1;
+          // Still full (nothing can drain before the loop turns): a write says so at once. (Once:
+          // that write's own flush finds the socket full again.)
+          if (fullCalls > 1) return;
+          fullAnswer = sink.write([big]);
+          release();
+        },
+      });
+      sink.commit();
+      const writeUntilFull = (): void => {
+        if (fullCalls > 0) return;
+        writeAnswers.push(sink.write([big]));
+        if (writeAnswers.length < 400) setImmediate(writeUntilFull);
+      };
+      writeUntilFull();
+    };
+    await new Promise<void>((resolve, reject) => {
+      // A client that never reads: the socket fills.
+      const outgoing = httpRequest({ host: '127.0.0.1', port, path: '/', method: 'POST' }, (incoming) => {
+        incoming.pause();
+        void full.then(() => {
+          outgoing.destroy();
+          resolve();
+        });
+      });
+      outgoing.on('error', (error) => (outgoing.destroyed ? undefined : reject(error)));
+      outgoing.end();
+    });
+    assert.ok(fullCalls >= 1, 'onFull is called when a write finds the socket full');
+    assert.equal(writeAnswers[0], true, 'the first write found room');
+    assert.equal(fullAnswer, false, 'a write while the socket is full answers false');
+  });
+
   it('a JSON sink is never committed and sends the final response as its one body', async () => {
     const { start, rest, final } = createAnswer();
     let committed = true;
     handler = (response) => {
-      const sink = createJsonSink(response, { onClientGone: () => {} });
+      const sink = createJsonSink(response, { onClientGone: () => {}, onFull: () => {} });
       assert.equal(sink.write(start), true);
       sink.write(rest);
       committed = sink.committed;
@@ -145,6 +228,7 @@ describe('response sinks', () => {
           assert.equal(sink.write(createAnswer().rest), true, 'a write after the hang-up is dropped quietly');
           gone();
         },
+        onFull: () => {},
       });
       sink.commit();
       sink.write(createAnswer().start);
