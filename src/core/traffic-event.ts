@@ -1,4 +1,5 @@
 import type { ChatRequest } from './chat/chat-completions-api.ts';
+import type { EncodedChatRequest } from './chat-request-fragments.ts';
 import type { ToolSummary } from './lower/tool-summary.ts';
 import type { ResponsesOutputItem, ResponsesUsage } from './responses/responses-output.ts';
 import type { RoundTripLabel } from './round-trip-label.ts';
@@ -72,3 +73,17 @@ export interface ExchangeRejectedEvent {
 export type TrafficEvent = ExchangeStartEvent | ExchangeDeltaEvent | ExchangeEndEvent | ExchangeRejectedEvent;
 
 export type TrafficListener = (event: TrafficEvent) => void;
+
+/**
+ * The start event as the bridge's worker thread hands it to the extension host: the lowered request
+ * arrives serialised, redacted and hashed part by part (chat-request-fragments.ts) instead of as
+ * objects, so receiving it costs the host's thread a lookup per part, not a structured clone.
+ */
+export interface EncodedExchangeStartEvent extends Omit<ExchangeStartEvent, 'loweredRequest'> {
+  encodedRequest: EncodedChatRequest;
+}
+
+/** What a consumer beside a bridge in a worker thread hears: any event, the start possibly encoded. */
+export type BridgeTrafficEvent = TrafficEvent | EncodedExchangeStartEvent;
+
+export type BridgeTrafficListener = (event: BridgeTrafficEvent) => void;

@@ -1,8 +1,8 @@
 import { describeInvalidBackendUrl } from '../core/backend-url.ts';
 import type { Logger } from '../core/logger.ts';
-import type { TrafficEvent } from '../core/traffic-event.ts';
+import type { BridgeTrafficEvent } from '../core/traffic-event.ts';
 import { checkBridgeIdentity, followBridgeTraffic, type TrafficFollower } from '../server/bridge-sharing-client.ts';
-import { startBridgeServer, type RunningBridge } from '../server/start-server.ts';
+import { startBridgeInWorker, type WorkerBridge } from '../server/start-bridge-in-worker.ts';
 import type { BridgeSettings } from './settings.ts';
 import { formatTrafficLine } from './traffic-line.ts';
 
@@ -62,6 +62,8 @@ export interface BridgeControllerDependencies {
   /** Every secret to redact, including a key that is not sent to the current backend. */
   getSecretValues: () => ReadonlyArray<string | null>;
   portMemory: PortMemory;
+  /** The bridge's worker script (dist/bridge-worker.js beside the extension's bundle by default). */
+  bridgeWorkerScript?: string;
 }
 
 /** Text lines kept for the status bar tooltip and the test API; older ones fall off (bounded). */
@@ -77,7 +79,7 @@ function isAddressInUse(error: unknown): boolean {
 export class BridgeController {
   private status: BridgeStatus = { kind: 'off' };
   private lastStartFailure: { reason: BridgeStartFailure; message: string; port: number } | null = null;
-  private running: { bridge: RunningBridge; settings: BridgeSettings } | null = null;
+  private running: { bridge: WorkerBridge; settings: BridgeSettings } | null = null;
   /** The bridge of another window this one follows (same port, same token); exclusive with `running`. */
   private attached: { url: string; port: number; pid: number; instanceId: string; settings: BridgeSettings; follower: TrafficFollower } | null = null;
   private readonly takeOverListeners = new Set<Listener<StartResult>>();
@@ -85,7 +87,7 @@ export class BridgeController {
   private warningCount = 0;
   private readonly trafficLines: string[] = [];
   private readonly statusListeners = new Set<Listener<BridgeStatus>>();
-  private readonly trafficListeners = new Set<Listener<TrafficEvent>>();
+  private readonly trafficListeners = new Set<Listener<BridgeTrafficEvent>>();
   /** Lifecycle operations run one at a time: a settings change during a start must not race it. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -124,7 +126,21 @@ export class BridgeController {
     return { dispose: () => this.statusListeners.delete(listener) };
   }
 
-  onTraffic(listener: Listener<TrafficEvent>): { dispose(): void } {
+  /** The thread the running bridge serves on (a worker's id; never 0, the extension host's own); null when none runs here. */
+  getBridgeThreadId(): number | null {
+    return this.running?.bridge.threadId ?? null;
+  }
+
+  /**
+   * The bridge runs in a worker thread, which cannot call the key and token readers: call this
+   * whenever a secret, the key's backend or the token changed, and the next request uses the new values.
+   */
+  refreshSecrets(): void {
+    this.running?.bridge.refreshSecrets();
+  }
+
+  /** Starts are encoded when this window runs the bridge (see TrafficStore.apply). */
+  onTraffic(listener: Listener<BridgeTrafficEvent>): { dispose(): void } {
     this.trafficListeners.add(listener);
     return { dispose: () => this.trafficListeners.delete(listener) };
   }
@@ -188,7 +204,7 @@ export class BridgeController {
     this.setStatus({ kind: 'starting' });
     const remembered = settings.port === 0 ? portMemory.get() : undefined;
     const firstPort = portOverride ?? (settings.port !== 0 ? settings.port : (remembered ?? 0));
-    let bridge: RunningBridge;
+    let bridge: WorkerBridge;
     let replacedRememberedPort: number | null = null;
     let heldBy: string | null = null;
     try {
@@ -275,9 +291,11 @@ export class BridgeController {
     throw error;
   }
 
-  private launch(settings: BridgeSettings, port: number): Promise<RunningBridge> {
-    const { logger, getBackendApiKey, getBridgeToken, getSecretValues } = this.dependencies;
-    return startBridgeServer({
+  private async launch(settings: BridgeSettings, port: number): Promise<WorkerBridge> {
+    const { logger, getBackendApiKey, getBridgeToken, getSecretValues, bridgeWorkerScript } = this.dependencies;
+    let launched: WorkerBridge | null = null;
+    // Off the extension host's thread: a long session's turn would hold every extension for hundreds of ms.
+    launched = await startBridgeInWorker({
       backendUrl: settings.backendUrl,
       host: '127.0.0.1',
       port,
@@ -290,6 +308,20 @@ export class BridgeController {
       keepaliveSeconds: settings.keepaliveSeconds,
       logger,
       onTraffic: (event) => this.recordTraffic(event),
+      onCrash: (error) => this.handleCrash(launched, error),
+      workerScript: bridgeWorkerScript,
+    });
+    return launched;
+  }
+
+  /** The worker died under a running bridge (the host already logged why): say so, never stay "on". */
+  private handleCrash(bridge: WorkerBridge | null, error: Error): void {
+    void this.enqueue(async () => {
+      if (bridge === null || this.running?.bridge !== bridge) return;
+      this.running = null;
+      const message = `the bridge stopped unexpectedly: ${error.message}; start it again`;
+      this.lastStartFailure = null;
+      this.setStatus({ kind: 'error', message });
     });
   }
 
@@ -304,7 +336,7 @@ export class BridgeController {
     if (this.status.kind !== 'off') this.setStatus({ kind: 'off' });
   }
 
-  private recordTraffic(event: TrafficEvent): void {
+  private recordTraffic(event: BridgeTrafficEvent): void {
     if (event.type === 'exchange-end' || event.type === 'exchange-rejected') {
       this.roundTripCount += 1;
       if (event.type === 'exchange-end') this.warningCount += event.warnings.length;

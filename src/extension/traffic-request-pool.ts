@@ -1,4 +1,5 @@
 import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
+import { decodeFragment, splitChatRequest, type EncodedChatRequest, type EncodedFragment } from '../core/chat-request-fragments.ts';
 import { isPlainObject, parseJson } from '../core/parse-json.ts';
 
 /*
@@ -7,10 +8,20 @@ import { isPlainObject, parseJson } from '../core/parse-json.ts';
  * the whole tool list. Each message and each tool list is therefore kept once, as JSON text in a
  * reference-counted pool, and every request is a list of references: a long session costs about
  * one copy of its history, not one per turn.
+ *
+ * A request arrives in one of two forms. As objects (a bridge on this thread, a followed bridge): each
+ * part is serialised and redacted here and keyed by its text. Encoded (a bridge in a worker thread):
+ * its parts come serialised and redacted already, each with a content hash, and are keyed by that
+ * hash, so a part the pool holds costs one Map lookup and is never decoded again.
  */
+
+/** Keys of encoded parts; a text key is JSON (it starts with `{` or `[`) and can never look like this. */
+const HASH_KEY_PREFIX = 'sha256:';
 
 /** A JSON fragment kept once however many requests contain it. */
 export interface PoolEntry {
+  /** The text itself, or the part's content hash (encoded requests). */
+  key: string;
   text: string;
   references: number;
   /** UTF-8 length, for the request size shown in the list. */
@@ -42,13 +53,21 @@ export class RequestPool {
   }
 
   store(request: ChatRequest): StoredRequest {
-    const hasTools = request.tools !== undefined;
-    // Emptied, not deleted: the rebuilt request keeps the original key order.
-    const head = this.redactText(JSON.stringify({ ...request, messages: [], ...(hasTools ? { tools: [] } : {}) }));
+    const parts = splitChatRequest(request);
     return {
-      head,
-      messages: request.messages.map((message) => this.acquire(JSON.stringify(message))),
-      tools: hasTools ? this.acquire(JSON.stringify(request.tools)) : null,
+      head: this.redactText(parts.head),
+      messages: parts.messages.map((message) => this.acquire(message)),
+      tools: parts.tools === null ? null : this.acquire(parts.tools),
+    };
+  }
+
+  /** A request from a bridge in a worker thread: its parts were redacted there; only unknown ones are decoded. */
+  storeEncoded(request: EncodedChatRequest): StoredRequest {
+    return {
+      // The head is small and not pooled: redacted once more here, which costs nothing.
+      head: this.redactText(decodeFragment(request, request.head)),
+      messages: request.messages.map((fragment) => this.acquireEncoded(request, fragment)),
+      tools: request.tools === null ? null : this.acquireEncoded(request, request.tools),
     };
   }
 
@@ -65,21 +84,30 @@ export class RequestPool {
 
   private acquire(json: string): PoolEntry {
     const text = this.redactText(json);
-    const existing = this.entries.get(text);
+    return this.acquireKey(text, () => ({ key: text, text, references: 1, utf8Bytes: Buffer.byteLength(text, 'utf8') }));
+  }
+
+  private acquireEncoded(request: EncodedChatRequest, fragment: EncodedFragment): PoolEntry {
+    const key = `${HASH_KEY_PREFIX}${fragment.hash}`;
+    return this.acquireKey(key, () => ({ key, text: decodeFragment(request, fragment), references: 1, utf8Bytes: fragment.length }));
+  }
+
+  private acquireKey(key: string, create: () => PoolEntry): PoolEntry {
+    const existing = this.entries.get(key);
     if (existing) {
       existing.references += 1;
       return existing;
     }
-    const entry: PoolEntry = { text, references: 1, utf8Bytes: Buffer.byteLength(text, 'utf8') };
-    this.entries.set(text, entry);
-    this.pooledBytes += stringBytes(text);
+    const entry = create();
+    this.entries.set(key, entry);
+    this.pooledBytes += stringBytes(entry.text);
     return entry;
   }
 
   private release(entry: PoolEntry): void {
     entry.references -= 1;
     if (entry.references > 0) return;
-    this.entries.delete(entry.text);
+    this.entries.delete(entry.key);
     this.pooledBytes -= stringBytes(entry.text);
   }
 }

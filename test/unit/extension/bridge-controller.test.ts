@@ -3,10 +3,11 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer, type Server } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createSilentLogger } from '../../../src/core/logger.ts';
-import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
+import type { BridgeTrafficEvent } from '../../../src/core/traffic-event.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus } from '../../../src/extension/bridge-controller.ts';
 import { buildCodexCommand } from '../../../src/extension/codex-command.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
+import { bridgeWorkerScript } from '../../support/bridge-worker-script.ts';
 import { createTestBridgeSettings, createTestWindow } from '../../support/window-controller.ts';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 
@@ -28,6 +29,7 @@ function createController(
     getBackendApiKey: () => null,
     getSecretValues: () => [token],
     getBridgeToken: () => token,
+    bridgeWorkerScript: bridgeWorkerScript(),
     portMemory: {
       get: () => memory.port,
       set: async (port) => {
@@ -181,7 +183,7 @@ async function postTurn(url: string, text: string): Promise<number> {
   return response.status;
 }
 
-function ends(traffic: readonly TrafficEvent[]): string[] {
+function ends(traffic: readonly BridgeTrafficEvent[]): string[] {
   return traffic.filter((event) => event.type === 'exchange-end').map((event) => event.exchangeId);
 }
 
@@ -212,7 +214,8 @@ describe('several windows, one bridge', () => {
 
     // One Codex turn through the shared port: both panels show it.
     assert.equal(await postTurn(started.url, 'hello'), 200);
-    await waitFor('the attached window to see the round trip', () => ends(second.traffic).length === 1);
+    // The bridge runs in a worker thread: its traffic reaches the window's thread after the answer.
+    await waitFor('both windows to see the round trip', () => ends(second.traffic).length === 1 && ends(first.traffic).length === 1);
     assert.deepEqual(ends(second.traffic), ends(first.traffic));
     assert.deepEqual(second.controller.getCounts(), first.controller.getCounts());
 
@@ -223,7 +226,7 @@ describe('several windows, one bridge', () => {
     const afterTakeOver = statusOf(second.controller);
     assert.ok(afterTakeOver.kind === 'on' && afterTakeOver.sharedFrom === undefined && afterTakeOver.port === started.port, JSON.stringify(afterTakeOver));
     assert.equal(await postTurn(started.url, 'still there'), 200);
-    assert.equal(ends(second.traffic).length, 2);
+    await waitFor('the window that took over to see its round trip', () => ends(second.traffic).length === 2);
 
     // A window opened now attaches to the bridge that took over.
     const third = createWindow(backend, memory);

@@ -1,0 +1,30 @@
+import { join } from 'node:path';
+import { buildSync } from 'esbuild';
+import { BRIDGE_WORKER_FILE } from '../../src/server/start-bridge-in-worker.ts';
+import { makeTempDir } from './cleanup.ts';
+import { REPOSITORY_ROOT } from './repository-files.ts';
+
+/**
+ * The bridge's worker thread for tests. Tests run the TypeScript sources through tsx, which does not
+ * reach into worker threads, and dist/bridge-worker.js may be older than the sources under test.
+ * So the worker is bundled from the current sources, the way scripts/build.mjs bundles it, once per
+ * test process into a temp folder that is removed when the process exits.
+ */
+let script: string | null = null;
+
+export function bridgeWorkerScript(): string {
+  if (script !== null) return script;
+  const outfile = join(makeTempDir('freeform-bridge-worker-'), BRIDGE_WORKER_FILE);
+  buildSync({
+    entryPoints: [join(REPOSITORY_ROOT, 'src/server/bridge-worker-entry.ts')],
+    outfile,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    bundle: true,
+    sourcemap: 'inline',
+    logLevel: 'error',
+  });
+  script = outfile;
+  return outfile;
+}
