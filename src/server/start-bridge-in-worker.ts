@@ -115,6 +115,8 @@ export function startBridgeInWorker(config: BridgeWorkerConfig): Promise<WorkerB
         case 'start-failed':
           state = 'closing';
           reject(toStartError(message));
+          // Nothing it holds is of use any more, whatever handles a half-built server left open.
+          void worker.terminate();
           return;
         case 'log':
           logger[message.level](message.message, message.details);

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { BRIDGE_WORKER_FILE } from '../../src/server/start-bridge-in-worker.ts';
@@ -27,4 +28,20 @@ export function bridgeWorkerScript(): string {
   });
   script = outfile;
   return outfile;
+}
+
+/**
+ * A worker script that announces itself the way the bridge does and then fails the way a bug in the
+ * bridge would (an uncaught error): what the host does when its worker dies under it.
+ */
+export function writeCrashingWorkerScript(errorMessage: string): string {
+  const path = join(makeTempDir('freeform-bridge-crash-'), 'crashing-worker.js');
+  writeFileSync(
+    path,
+    `const { parentPort } = require('node:worker_threads');
+parentPort.postMessage({ type: 'listening', url: 'http://127.0.0.1:1', host: '127.0.0.1', port: 1, instanceId: 'crash' });
+setTimeout(() => { throw new Error(${JSON.stringify(errorMessage)}); }, 20);
+`,
+  );
+  return path;
 }

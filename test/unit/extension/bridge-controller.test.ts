@@ -7,7 +7,7 @@ import type { BridgeTrafficEvent } from '../../../src/core/traffic-event.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus } from '../../../src/extension/bridge-controller.ts';
 import { buildCodexCommand } from '../../../src/extension/codex-command.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
-import { bridgeWorkerScript } from '../../support/bridge-worker-script.ts';
+import { bridgeWorkerScript, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
 import { createTestBridgeSettings, createTestWindow } from '../../support/window-controller.ts';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 
@@ -94,6 +94,34 @@ describe('BridgeController', () => {
     assert.equal(failure.keptPrevious, false);
     assert.equal(controller.getStatus().kind, 'error');
     assert.equal(controller.getLastStartFailure()?.port, portOf(blocker));
+  });
+
+  it('a bridge whose worker thread dies leaves the status in error with the reason, and stop() afterwards is clean', async () => {
+    const controller = new BridgeController({
+      logger: createSilentLogger(),
+      getBackendApiKey: () => null,
+      getSecretValues: () => [TOKEN],
+      getBridgeToken: () => TOKEN,
+      bridgeWorkerScript: writeCrashingWorkerScript('bridge bug: lost its socket'),
+      portMemory: { get: () => undefined, set: async () => undefined },
+    });
+    await controller.start(createSettings());
+    for (let attempt = 0; attempt < 400 && controller.getStatus().kind === 'on'; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    const status = controller.getStatus();
+    assert.equal(status.kind, 'error');
+    assert.match(status.kind === 'error' ? status.message : '', /^the bridge stopped unexpectedly: the bridge's worker thread stopped \(Error: bridge bug: lost its socket\)/);
+    assert.equal(controller.getBridgeThreadId(), null);
+    await controller.stop();
+    assert.equal(controller.getStatus().kind, 'off');
+  });
+
+  it('runs the bridge in a worker thread, not on the thread that started it', async () => {
+    const { controller } = createController();
+    await controller.start(createSettings());
+    const bridgeThread = controller.getBridgeThreadId();
+    assert.ok(bridgeThread !== null && bridgeThread > 0, `thread ${bridgeThread}`);
+    await controller.stop();
+    assert.equal(controller.getBridgeThreadId(), null);
   });
 
   it('a restart onto a taken port keeps the running bridge', async () => {
