@@ -12,7 +12,9 @@ import { isPlainObject, parseJson } from '../core/parse-json.ts';
  * A request arrives in one of two forms. As objects (a bridge on this thread, a followed bridge): each
  * part is serialised and redacted here and keyed by its text. Encoded (a bridge in a worker thread):
  * its parts come serialised and redacted already, each with a content hash, and are keyed by that
- * hash, so a part the pool holds costs one Map lookup and is never decoded again.
+ * hash, so a part the pool holds costs one Map lookup. A part it does not hold is kept as its UTF-8
+ * bytes and decoded only when read (the panel shows it, a search or an export walks it): decoding
+ * the 10 MB first turn of a session takes tens of milliseconds, too long for the host's thread.
  */
 
 /** Keys of encoded parts; a text key is JSON (it starts with `{` or `[`) and can never look like this. */
@@ -21,11 +23,29 @@ const HASH_KEY_PREFIX = 'sha256:';
 /** A JSON fragment kept once however many requests contain it. */
 export interface PoolEntry {
   /** The text itself, or the part's content hash (encoded requests). */
-  key: string;
-  text: string;
+  readonly key: string;
+  /** The JSON text (decoded on each read for a part kept as bytes). */
+  readonly text: string;
   references: number;
   /** UTF-8 length, for the request size shown in the list. */
-  utf8Bytes: number;
+  readonly utf8Bytes: number;
+  /** What the pool counts against the budget: UTF-16 bytes of a text, the length of kept bytes. */
+  readonly retainedBytes: number;
+}
+
+const utf8 = new TextDecoder();
+
+/** A part kept as its own copy of the bytes (the transferred buffer of its request is not kept alive). */
+function createBytesEntry(key: string, bytes: Uint8Array): PoolEntry {
+  return {
+    key,
+    get text() {
+      return utf8.decode(bytes);
+    },
+    references: 1,
+    utf8Bytes: bytes.byteLength,
+    retainedBytes: bytes.byteLength,
+  };
 }
 
 export interface StoredRequest {
@@ -84,12 +104,12 @@ export class RequestPool {
 
   private acquire(json: string): PoolEntry {
     const text = this.redactText(json);
-    return this.acquireKey(text, () => ({ key: text, text, references: 1, utf8Bytes: Buffer.byteLength(text, 'utf8') }));
+    return this.acquireKey(text, () => ({ key: text, text, references: 1, utf8Bytes: Buffer.byteLength(text, 'utf8'), retainedBytes: stringBytes(text) }));
   }
 
   private acquireEncoded(request: EncodedChatRequest, fragment: EncodedFragment): PoolEntry {
     const key = `${HASH_KEY_PREFIX}${fragment.hash}`;
-    return this.acquireKey(key, () => ({ key, text: decodeFragment(request, fragment), references: 1, utf8Bytes: fragment.length }));
+    return this.acquireKey(key, () => createBytesEntry(key, request.bytes.slice(fragment.offset, fragment.offset + fragment.length)));
   }
 
   private acquireKey(key: string, create: () => PoolEntry): PoolEntry {
@@ -100,7 +120,7 @@ export class RequestPool {
     }
     const entry = create();
     this.entries.set(key, entry);
-    this.pooledBytes += stringBytes(entry.text);
+    this.pooledBytes += entry.retainedBytes;
     return entry;
   }
 
@@ -108,7 +128,7 @@ export class RequestPool {
     entry.references -= 1;
     if (entry.references > 0) return;
     this.entries.delete(entry.key);
-    this.pooledBytes -= stringBytes(entry.text);
+    this.pooledBytes -= entry.retainedBytes;
   }
 }
 

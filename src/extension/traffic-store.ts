@@ -19,7 +19,10 @@ import { capSummaryError, countOutputInto, createExchangeSummary } from './traff
  * record each live in their own file.
  */
 
-/** Default budget for retained bodies: 64 MiB counted as UTF-16 (an upper bound of V8's string storage). */
+/**
+ * Default budget for retained bodies: 64 MiB, strings counted as UTF-16 (an upper bound of V8's string
+ * storage) and the parts of encoded requests, kept as UTF-8 bytes, by their length.
+ */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export interface TrafficStoreOptions {

@@ -57,7 +57,7 @@ describe('RequestPool with encoded requests (a bridge in a worker thread)', () =
     assert.equal(one.messages[0], two.messages[0], 'the same entry, not a copy');
     assert.equal(one.tools, two.tools, 'one tool list for both turns');
     assert.equal(one.messages[0]?.references, 2);
-    assert.equal(pool.bytes, afterOne + stringBytes(JSON.stringify(next)), 'only the new message');
+    assert.equal(pool.bytes, afterOne + Buffer.byteLength(JSON.stringify(next)), 'only the new message, kept as its UTF-8 bytes');
     pool.releaseRequest(one);
     assert.equal(two.messages[0]?.references, 1);
     pool.releaseRequest(two);
