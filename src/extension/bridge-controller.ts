@@ -1,8 +1,8 @@
 import { describeInvalidBackendUrl } from '../core/backend-url.ts';
 import type { Logger } from '../core/logger.ts';
 import type { BridgeTrafficEvent } from '../core/traffic-event.ts';
-import { checkBridgeIdentity, followBridgeTraffic, type TrafficFollower } from '../server/bridge-sharing-client.ts';
-import { startBridgeInWorker, type WorkerBridge } from '../server/start-bridge-in-worker.ts';
+import { checkBridgeIdentity } from '../server/bridge-sharing-client.ts';
+import { followBridgeTrafficInWorker, startBridgeInWorker, type WorkerBridge, type WorkerTrafficFollower } from '../server/start-bridge-in-worker.ts';
 import type { BridgeSettings } from './settings.ts';
 import { formatTrafficLine } from './traffic-line.ts';
 
@@ -81,7 +81,7 @@ export class BridgeController {
   private lastStartFailure: { reason: BridgeStartFailure; message: string; port: number } | null = null;
   private running: { bridge: WorkerBridge; settings: BridgeSettings } | null = null;
   /** The bridge of another window this one follows (same port, same token); exclusive with `running`. */
-  private attached: { url: string; port: number; pid: number; instanceId: string; settings: BridgeSettings; follower: TrafficFollower } | null = null;
+  private attached: { url: string; port: number; pid: number; instanceId: string; settings: BridgeSettings; follower: WorkerTrafficFollower } | null = null;
   private readonly takeOverListeners = new Set<Listener<StartResult>>();
   private roundTripCount = 0;
   private warningCount = 0;
@@ -137,9 +137,10 @@ export class BridgeController {
    */
   refreshSecrets(): void {
     this.running?.bridge.refreshSecrets();
+    this.attached?.follower.refreshSecrets();
   }
 
-  /** Starts are encoded when this window runs the bridge (see TrafficStore.apply). */
+  /** Starts arrive encoded: the bridge, or the follower of another window's bridge, runs in a worker (see TrafficStore.apply). */
   onTraffic(listener: Listener<BridgeTrafficEvent>): { dispose(): void } {
     this.trafficListeners.add(listener);
     return { dispose: () => this.trafficListeners.delete(listener) };
@@ -242,14 +243,28 @@ export class BridgeController {
   }
 
   /** Follows the bridge another window runs on `port`: its traffic feeds this window's panel and counts. */
-  private attach(settings: BridgeSettings, port: number, identity: { pid: number; instanceId: string; backend: string }): StartResult {
-    const { logger, getBridgeToken } = this.dependencies;
+  private async attach(settings: BridgeSettings, port: number, identity: { pid: number; instanceId: string; backend: string }): Promise<StartResult> {
+    const { logger, getBridgeToken, getSecretValues, bridgeWorkerScript } = this.dependencies;
     const url = `http://127.0.0.1:${port}`;
-    const follower = followBridgeTraffic(url, getBridgeToken(), {
-      onEvent: (event) => this.recordTraffic(event),
-      onEnd: (reason) => this.takeOver(identity.instanceId, reason),
-      onSkipped: (detail) => logger.warn(`shared bridge: skipped ${detail}`),
-    });
+    // "On" once the stream is open (or already over), so no round trip after the start is missed.
+    let settled = (): void => undefined;
+    const openOrEnded = new Promise<void>((resolve) => (settled = resolve));
+    // Read in a worker thread: the stream carries every lowered request of the other window's bridge.
+    const follower = followBridgeTrafficInWorker(
+      url,
+      getBridgeToken(),
+      {
+        onEvent: (event) => this.recordTraffic(event),
+        onOpen: () => settled(),
+        onEnd: (reason) => {
+          settled();
+          this.takeOver(identity.instanceId, reason);
+        },
+        onSkipped: (detail) => logger.warn(`shared bridge: skipped ${detail}`),
+      },
+      { getSecrets: getSecretValues, logger, workerScript: bridgeWorkerScript },
+    );
+    await openOrEnded;
     this.attached = { url, port, pid: identity.pid, instanceId: identity.instanceId, settings, follower };
     this.lastStartFailure = null;
     logger.info(`port ${port} already holds this extension's bridge (another VS Code window, pid ${identity.pid}); using it instead of starting a second one`);
@@ -329,8 +344,9 @@ export class BridgeController {
     const running = this.running;
     this.running = null;
     // Leaving a shared bridge only stops following it: the other window keeps running it.
-    this.attached?.follower.stop();
+    const attached = this.attached;
     this.attached = null;
+    await attached?.follower.stop();
     // close() also destroys open sockets, which aborts every in-flight upstream call.
     if (running) await running.bridge.close();
     if (this.status.kind !== 'off') this.setStatus({ kind: 'off' });

@@ -3,14 +3,15 @@ import { encodeChatRequest } from '../core/chat-request-fragments.ts';
 import type { Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
+import { followBridgeTraffic } from './bridge-sharing-client.ts';
 import type { BridgeWorkerData, HostToWorkerMessage, LogLevel, WorkerToHostMessage } from './bridge-worker-protocol.ts';
 import { startBridgeServer, type RunningBridge } from './start-server.ts';
 
 /*
  * The bridge's worker thread (bundled as dist/bridge-worker.js; started by start-bridge-in-worker.ts).
- * It runs the same server the CLI runs; everything a request costs (parsing, lowering, the stream
- * translator, and serialising the traffic for the panel) happens on this thread, never on the
- * extension host's.
+ * It runs the same server the CLI runs, or follows the traffic of the bridge another VS Code window
+ * runs; everything a request costs (parsing, lowering, the stream translator, and serialising the
+ * traffic for the panel) happens on this thread, never on the extension host's.
  */
 
 const port = parentPort;
@@ -64,11 +65,33 @@ function queueTraffic(event: TrafficEvent): void {
   if (queue.length === 1) setImmediate(flushTraffic);
 }
 
-async function main(): Promise<void> {
+/** Takes the host's messages; `close` resolves once this thread has nothing more to do. */
+function listen(close: () => Promise<void>): void {
+  port?.on('message', (message: HostToWorkerMessage) => {
+    switch (message.type) {
+      case 'secrets':
+        secrets = message.secrets;
+        return;
+      case 'close':
+        void close().then(() => {
+          // The exchanges close() ended have reported their ends: they leave before "closed".
+          flushTraffic();
+          send({ type: 'closed' });
+        });
+        return;
+      default: {
+        const unknownMessage: never = message;
+        throw new Error(`unknown message to the bridge's worker: ${JSON.stringify(unknownMessage)}`);
+      }
+    }
+  });
+}
+
+async function serve(settings: Extract<BridgeWorkerData, { kind: 'serve' }>['settings']): Promise<void> {
   let bridge: RunningBridge;
   try {
     bridge = await startBridgeServer({
-      ...data.settings,
+      ...settings,
       getBackendApiKey: () => secrets.backendApiKey,
       getToken: () => secrets.token,
       getSecrets: () => secrets.secrets,
@@ -85,25 +108,22 @@ async function main(): Promise<void> {
     port?.close();
     return;
   }
-  port?.on('message', (message: HostToWorkerMessage) => {
-    switch (message.type) {
-      case 'secrets':
-        secrets = message.secrets;
-        return;
-      case 'close':
-        void bridge.close().then(() => {
-          // The exchanges close() ended have reported their ends: they leave before "closed".
-          flushTraffic();
-          send({ type: 'closed' });
-        });
-        return;
-      default: {
-        const unknownMessage: never = message;
-        throw new Error(`unknown message to the bridge's worker: ${JSON.stringify(unknownMessage)}`);
-      }
-    }
-  });
+  listen(() => bridge.close());
   send({ type: 'listening', url: bridge.url, host: bridge.host, port: bridge.port, instanceId: bridge.instanceId });
 }
 
-void main();
+function follow(url: string, token: string): void {
+  const follower = followBridgeTraffic(url, token, {
+    onEvent: queueTraffic,
+    onOpen: () => send({ type: 'follow-open' }),
+    onSkipped: (detail) => send({ type: 'follow-skipped', detail }),
+    onEnd: (reason) => {
+      flushTraffic();
+      send({ type: 'follow-end', reason });
+    },
+  });
+  listen(async () => follower.stop());
+}
+
+if (data.kind === 'serve') void serve(data.settings);
+else follow(data.url, data.token);

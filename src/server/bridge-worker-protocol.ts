@@ -29,11 +29,13 @@ export interface BridgeWorkerSettings {
   logFile?: string;
 }
 
-/** `workerData` of the worker. */
-export interface BridgeWorkerData {
-  settings: BridgeWorkerSettings;
-  secrets: BridgeWorkerSecrets;
-}
+/**
+ * `workerData` of the worker: serve (run the bridge), or follow (stream the traffic of the bridge
+ * another VS Code window runs, GET /v1/bridge/traffic, with `token` as its Authorization).
+ */
+export type BridgeWorkerData =
+  | { kind: 'serve'; settings: BridgeWorkerSettings; secrets: BridgeWorkerSecrets }
+  | { kind: 'follow'; url: string; token: string; secrets: BridgeWorkerSecrets };
 
 export type HostToWorkerMessage = { type: 'secrets'; secrets: BridgeWorkerSecrets } | { type: 'close' };
 
@@ -46,5 +48,9 @@ export type WorkerToHostMessage =
   | { type: 'log'; level: LogLevel; message: string; details?: Record<string, unknown> }
   /** Deltas, ends and refusals as they are; a start with its lowered request encoded (its bytes transferred). */
   | { type: 'traffic'; event: Exclude<TrafficEvent, { type: 'exchange-start' }> | EncodedExchangeStartEvent }
+  /** Following: the traffic stream is open; it skipped a frame that is no traffic event; it ended (not by close). */
+  | { type: 'follow-open' }
+  | { type: 'follow-skipped'; detail: string }
+  | { type: 'follow-end'; reason: string }
   /** close() finished: every event before this message has been posted. */
   | { type: 'closed' };

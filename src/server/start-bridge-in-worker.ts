@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { createSilentLogger } from '../core/logger.ts';
+import { createSilentLogger, type Logger } from '../core/logger.ts';
 import type { BridgeTrafficEvent, BridgeTrafficListener } from '../core/traffic-event.ts';
+import type { TrafficFollower } from './bridge-sharing-client.ts';
 import type { BridgeWorkerData, BridgeWorkerSecrets, HostToWorkerMessage, WorkerToHostMessage } from './bridge-worker-protocol.ts';
 import type { BridgeServerConfig, RunningBridge } from './start-server.ts';
 
@@ -11,7 +12,8 @@ import type { BridgeServerConfig, RunningBridge } from './start-server.ts';
  * host's one thread: a bridge there would hold it for hundreds of milliseconds per turn of a long
  * session. In a worker, the host's thread only receives the traffic: deltas and ends as they are,
  * and each start's lowered request as one transferred buffer of redacted parts that the traffic
- * store looks up by hash (chat-request-fragments.ts).
+ * store looks up by hash (chat-request-fragments.ts). A window that follows another window's
+ * bridge reads that bridge's traffic stream in such a worker too.
  */
 
 /** The worker bundle's file name, next to the bundle that starts it (scripts/build.mjs writes both into dist/). */
@@ -54,9 +56,92 @@ function toStartError(message: Extract<WorkerToHostMessage, { type: 'start-faile
   return new Error(message.message, { cause });
 }
 
+type WorkerState = 'starting' | 'running' | 'closing' | 'gone';
+
+interface SpawnedWorker {
+  worker: Worker;
+  state(): WorkerState;
+  setState(state: WorkerState): void;
+  post(message: HostToWorkerMessage): void;
+  /** Asks the worker to finish (it answers "closed" when it has), terminating it if it does not in time. */
+  close(): Promise<void>;
+}
+
+/**
+ * One worker and the messages every kind of it shares: log lines, traffic, "closed". The others go
+ * to `onMessage`; `onExit` hears the state the worker was in when its thread stopped.
+ */
+function spawnBridgeWorker(
+  script: string,
+  data: BridgeWorkerData,
+  logger: Logger,
+  onTraffic: BridgeTrafficListener | undefined,
+  handlers: { onMessage(message: WorkerToHostMessage): void; onExit(previous: WorkerState, description: string, error: Error | null): void },
+): SpawnedWorker {
+  // No flags of this process (a TypeScript loader in tests, an inspector in a debugged host): the bundle needs none.
+  const worker = new Worker(script, { workerData: data, name: `freeform-bridge ${data.kind}`, execArgv: [] });
+  let state: WorkerState = 'starting';
+  let workerError: Error | null = null;
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let closing: Promise<void> | null = null;
+  worker.on('message', (message: WorkerToHostMessage) => {
+    switch (message.type) {
+      case 'log':
+        logger[message.level](message.message, message.details);
+        return;
+      case 'traffic':
+        try {
+          onTraffic?.(message.event as BridgeTrafficEvent);
+        } catch (error) {
+          // A faulty listener (the panel) must never stop the traffic, as on the bridge's own thread.
+          logger.error('traffic listener failed', { error: String(error) });
+        }
+        return;
+      case 'closed':
+        // Everything the worker had to say came before this message.
+        void worker.terminate();
+        return;
+      default:
+        handlers.onMessage(message);
+    }
+  });
+  worker.on('error', (error) => {
+    workerError = error;
+  });
+  worker.on('exit', (code) => {
+    const previous = state;
+    state = 'gone';
+    handlers.onExit(previous, describeExit(code, workerError), workerError);
+  });
+  return {
+    worker,
+    state: () => state,
+    setState: (next) => {
+      state = next;
+    },
+    post: (message) => worker.postMessage(message),
+    close() {
+      closing ??= (async () => {
+        if (state === 'gone') return;
+        state = 'closing';
+        worker.postMessage({ type: 'close' } satisfies HostToWorkerMessage);
+        const timer = setTimeout(() => void worker.terminate(), CLOSE_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timer);
+      })();
+      return closing;
+    },
+  };
+}
+
+function missingScript(script: string): Error | null {
+  return existsSync(script) ? null : new Error(`the bridge's worker script ${script} is missing (npm run build writes it)`);
+}
+
 export function startBridgeInWorker(config: BridgeWorkerConfig): Promise<WorkerBridge> {
   const script = config.workerScript ?? defaultBridgeWorkerScript();
-  if (!existsSync(script)) return Promise.reject(new Error(`the bridge's worker script ${script} is missing (npm run build writes it)`));
+  const missing = missingScript(script);
+  if (missing) return Promise.reject(missing);
   const logger = config.logger ?? createSilentLogger();
   const readSecrets = (): BridgeWorkerSecrets => ({
     backendApiKey: config.getBackendApiKey?.() ?? null,
@@ -64,91 +149,105 @@ export function startBridgeInWorker(config: BridgeWorkerConfig): Promise<WorkerB
     secrets: [...(config.getSecrets?.() ?? [])],
   });
   const { backendUrl, host, port, options, keepaliveSeconds, commitGraceMs, upstreamIdleTimeoutSeconds, logFile } = config;
-  const workerData: BridgeWorkerData = {
+  const data: BridgeWorkerData = {
+    kind: 'serve',
     settings: { backendUrl, host, port, options, keepaliveSeconds, commitGraceMs, upstreamIdleTimeoutSeconds, logFile },
     secrets: readSecrets(),
   };
-  // No flags of this process (a TypeScript loader in tests, an inspector in a debugged host): the bundle needs none.
-  const worker = new Worker(script, { workerData, name: 'freeform-bridge', execArgv: [] });
-  const post = (message: HostToWorkerMessage): void => worker.postMessage(message);
-  const deliver = (event: BridgeTrafficEvent): void => {
-    try {
-      config.onTraffic?.(event);
-    } catch (error) {
-      // A faulty listener (the panel) must never stop the traffic, as on the bridge's own thread.
-      logger.error('traffic listener failed', { error: String(error) });
-    }
-  };
-
-  let state: 'starting' | 'running' | 'closing' | 'gone' = 'starting';
-  let workerError: Error | null = null;
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-  let closing: Promise<void> | null = null;
-
   return new Promise<WorkerBridge>((resolve, reject) => {
-    worker.on('message', (message: WorkerToHostMessage) => {
-      switch (message.type) {
-        case 'listening':
-          state = 'running';
+    const spawned = spawnBridgeWorker(script, data, logger, config.onTraffic, {
+      onMessage(message) {
+        if (message.type === 'listening') {
+          spawned.setState('running');
           resolve({
             url: message.url,
             host: message.host,
             port: message.port,
             instanceId: message.instanceId,
-            threadId: worker.threadId,
+            threadId: spawned.worker.threadId,
             refreshSecrets() {
-              if (state === 'running') post({ type: 'secrets', secrets: readSecrets() });
+              if (spawned.state() === 'running') spawned.post({ type: 'secrets', secrets: readSecrets() });
             },
-            close() {
-              closing ??= (async () => {
-                if (state === 'gone') return;
-                state = 'closing';
-                post({ type: 'close' });
-                const timer = setTimeout(() => void worker.terminate(), CLOSE_TIMEOUT_MS);
-                await exited;
-                clearTimeout(timer);
-              })();
-              return closing;
-            },
+            close: () => spawned.close(),
           });
-          return;
-        case 'start-failed':
-          state = 'closing';
+        } else if (message.type === 'start-failed') {
+          spawned.setState('closing');
           reject(toStartError(message));
           // Nothing it holds is of use any more, whatever handles a half-built server left open.
-          void worker.terminate();
-          return;
-        case 'log':
-          logger[message.level](message.message, message.details);
-          return;
-        case 'traffic':
-          deliver(message.event);
-          return;
-        case 'closed':
-          // Everything the worker had to say came before this message.
-          void worker.terminate();
-          return;
-        default: {
-          const unknownMessage: never = message;
-          logger.error(`the bridge's worker sent an unknown message: ${JSON.stringify(unknownMessage).slice(0, 200)}`);
+          void spawned.worker.terminate();
+        } else {
+          logger.error(`the bridge's worker sent an unexpected message: ${JSON.stringify(message).slice(0, 200)}`);
         }
-      }
-    });
-    worker.on('error', (error) => {
-      workerError = error;
-    });
-    worker.on('exit', (code) => {
-      const previous = state;
-      state = 'gone';
-      if (previous === 'starting') {
-        reject(new Error(`the bridge's worker thread stopped before it listened (${describeExit(code, workerError)})`, { cause: workerError ?? undefined }));
-      } else if (previous === 'running') {
-        const error = new Error(`the bridge's worker thread stopped (${describeExit(code, workerError)}); the bridge no longer answers`, { cause: workerError ?? undefined });
-        logger.error(error.message, workerError?.stack ? { stack: workerError.stack } : undefined);
-        config.onCrash?.(error);
-      } else if (workerError) {
-        logger.error(`the bridge's worker thread failed while stopping: ${describeExit(code, workerError)}`);
-      }
+      },
+      onExit(previous, description, error) {
+        if (previous === 'starting') {
+          reject(new Error(`the bridge's worker thread stopped before it listened (${description})`, { cause: error ?? undefined }));
+        } else if (previous === 'running') {
+          const crash = new Error(`the bridge's worker thread stopped (${description}); the bridge no longer answers`, { cause: error ?? undefined });
+          logger.error(crash.message, error?.stack ? { stack: error.stack } : undefined);
+          config.onCrash?.(crash);
+        } else if (error) {
+          logger.error(`the bridge's worker thread failed while stopping: ${description}`);
+        }
+      },
     });
   });
+}
+
+export interface WorkerTrafficFollower extends TrafficFollower {
+  /** Stops following; resolves once the worker thread has ended. */
+  stop(): Promise<void>;
+  /** Hands the current secrets to the worker, which redacts the followed lowered requests with them. */
+  refreshSecrets(): void;
+}
+
+/**
+ * followBridgeTraffic (bridge-sharing-client.ts) in a worker thread: the followed bridge's traffic
+ * stream carries whole lowered requests as JSON, which would be parsed on this thread otherwise.
+ * Starts arrive encoded and redacted with `getSecrets`. A worker that dies ends the stream (`onEnd`).
+ */
+export function followBridgeTrafficInWorker(
+  url: string,
+  token: string,
+  handlers: { onEvent: BridgeTrafficListener; onEnd: (reason: string) => void; onSkipped?: (detail: string) => void; onOpen?: () => void },
+  options: { getSecrets?: () => ReadonlyArray<string | null>; logger?: Logger; workerScript?: string } = {},
+): WorkerTrafficFollower {
+  const script = options.workerScript ?? defaultBridgeWorkerScript();
+  const readSecrets = (): BridgeWorkerSecrets => ({ backendApiKey: null, token, secrets: [...(options.getSecrets?.() ?? [])] });
+  const missing = missingScript(script);
+  if (missing) {
+    // Nothing to follow with: the window runs its own bridge instead, as when the stream breaks.
+    queueMicrotask(() => handlers.onEnd(missing.message));
+    return { stop: async () => undefined, refreshSecrets: () => undefined };
+  }
+  let ended = false;
+  const end = (reason: string): void => {
+    if (ended) return;
+    ended = true;
+    handlers.onEnd(reason);
+  };
+  const spawned = spawnBridgeWorker(script, { kind: 'follow', url, token, secrets: readSecrets() }, options.logger ?? createSilentLogger(), handlers.onEvent, {
+    onMessage(message) {
+      if (message.type === 'follow-open') handlers.onOpen?.();
+      else if (message.type === 'follow-skipped') handlers.onSkipped?.(message.detail);
+      else if (message.type === 'follow-end') {
+        end(message.reason);
+        // The stream is over: so is the worker that read it.
+        void spawned.close();
+      }
+    },
+    onExit(previous, description) {
+      if (previous !== 'closing') end(`the worker thread following the bridge stopped (${description})`);
+    },
+  });
+  spawned.setState('running');
+  return {
+    stop() {
+      ended = true;
+      return spawned.close();
+    },
+    refreshSecrets() {
+      if (spawned.state() === 'running') spawned.post({ type: 'secrets', secrets: readSecrets() });
+    },
+  };
 }

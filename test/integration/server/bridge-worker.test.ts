@@ -7,7 +7,7 @@ import type { Logger } from '../../../src/core/logger.ts';
 import { REDACTED, redactSecretsInValue } from '../../../src/core/redact-secrets.ts';
 import type { BridgeTrafficEvent, ExchangeStartEvent } from '../../../src/core/traffic-event.ts';
 import { TrafficStore } from '../../../src/extension/traffic-store.ts';
-import { startBridgeInWorker, type BridgeWorkerConfig, type WorkerBridge } from '../../../src/server/start-bridge-in-worker.ts';
+import { followBridgeTrafficInWorker, startBridgeInWorker, type BridgeWorkerConfig, type WorkerBridge } from '../../../src/server/start-bridge-in-worker.ts';
 import { startBridgeServer } from '../../../src/server/start-server.ts';
 import { postResponses, readSseEvents, startTestBridge } from '../../support/bridge-harness.ts';
 import { bridgeWorkerScript, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
@@ -187,6 +187,48 @@ describe('startBridgeInWorker', () => {
     assert.ok(lines.some((line) => line.level === 'error' && line.message === crashes[0]!.message));
     await bridge.close();
     assert.ok(!liveWorkerThreads().includes(bridge.threadId));
+  });
+
+  it('follows another window\'s bridge in a worker: starts arrive encoded and redacted with this window\'s secrets; the end of the stream ends the thread', async () => {
+    const backend = await startBackend();
+    const token = 'ffb_shared-token';
+    const followed = await startBridgeServer({ backendUrl: backend.url, getToken: () => token });
+    let followedClosed = false;
+    cleanups.push(async () => {
+      if (!followedClosed) await followed.close();
+    });
+    const threadsBefore = liveWorkerThreads();
+    const store = new TrafficStore();
+    const starts: BridgeTrafficEvent[] = [];
+    let endReason: string | null = null;
+    let opened = false;
+    const follower = followBridgeTrafficInWorker(
+      followed.url,
+      token,
+      {
+        onEvent: (event) => {
+          if (event.type === 'exchange-start') starts.push(event);
+          store.apply(event);
+        },
+        onOpen: () => (opened = true),
+        onEnd: (reason) => (endReason = reason),
+      },
+      { getSecrets: () => [SECRET], workerScript: bridgeWorkerScript() },
+    );
+    cleanups.push(() => follower.stop());
+    await waitUntil(() => opened, 'the traffic stream to open');
+    assert.equal(liveWorkerThreads().length, threadsBefore.length + 1, 'the follower runs in a thread of its own');
+    assert.equal(await sendTurn(followed.url, `followed, key ${SECRET}`, { authorization: `Bearer ${token}` }), 200);
+    await waitUntil(() => store.getSummaries().some((summary) => summary.status === 'completed'), 'the followed round trip on this thread');
+    assert.ok(starts[0] && 'encodedRequest' in starts[0]);
+    const request = JSON.stringify(store.getLoweredRequestValue(store.getSummaries()[0]!.id));
+    assert.match(request, /followed, key \[redacted\]/);
+
+    await followed.close();
+    followedClosed = true;
+    await waitUntil(() => endReason !== null, 'the follower to hear the end');
+    assert.match(endReason ?? '', /the bridge ended the stream/);
+    await waitUntil(() => liveWorkerThreads().length === threadsBefore.length, 'the follower\'s thread to end');
   });
 
   it('a missing worker script is a clear start error', async () => {
