@@ -28,7 +28,13 @@ function log(level: LogLevel, message: string, details?: Record<string, unknown>
     send({ type: 'log', level, message, ...(details ? { details } : {}) });
   } catch {
     // Details that cannot be cloned (a function, a socket) still reach the log, as text.
-    send({ type: 'log', level, message, details: { details: String(JSON.stringify(details, (_key, value: unknown) => (typeof value === 'function' ? String(value) : value))) } });
+    let text: string;
+    try {
+      text = String(JSON.stringify(details, (_key, value: unknown) => (typeof value === 'function' ? String(value) : value)));
+    } catch {
+      text = String(details);
+    }
+    send({ type: 'log', level, message, details: { details: text } });
   }
 }
 
@@ -48,15 +54,24 @@ const redact = (text: string): string => redactSecrets(text, [secrets.backendApi
  */
 const queue: TrafficEvent[] = [];
 
+function sendTraffic(event: TrafficEvent): void {
+  if (event.type !== 'exchange-start') {
+    send({ type: 'traffic', event });
+    return;
+  }
+  const { loweredRequest, ...rest } = event;
+  const encodedRequest = encodeChatRequest(loweredRequest, redact);
+  send({ type: 'traffic', event: { ...rest, encodedRequest } }, [encodedRequest.bytes.buffer as ArrayBuffer]);
+}
+
 function flushTraffic(): void {
   for (const event of queue.splice(0)) {
-    if (event.type !== 'exchange-start') {
-      send({ type: 'traffic', event });
-      continue;
+    try {
+      sendTraffic(event);
+    } catch (error) {
+      // Outside any exchange: a throw here would end the thread and the bridge with it.
+      logger.error(`the ${event.type} event of ${event.exchangeId} could not be handed to the panel`, { error: String(error) });
     }
-    const { loweredRequest, ...rest } = event;
-    const encodedRequest = encodeChatRequest(loweredRequest, redact);
-    send({ type: 'traffic', event: { ...rest, encodedRequest } }, [encodedRequest.bytes.buffer as ArrayBuffer]);
   }
 }
 
