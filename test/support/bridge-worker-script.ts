@@ -45,3 +45,9 @@ setTimeout(() => { throw new Error(${JSON.stringify(errorMessage)}); }, 20);
   );
   return path;
 }
+
+/** The worker threads alive in this process, by thread id (Node's diagnostic report lists each; tsx runs some of its own). */
+export function liveWorkerThreadIds(): number[] {
+  const report = process.report.getReport() as unknown as { workers: Array<{ header: { threadId: number } }> };
+  return report.workers.map((worker) => worker.header.threadId);
+}

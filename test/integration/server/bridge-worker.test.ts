@@ -10,7 +10,7 @@ import { TrafficStore } from '../../../src/extension/traffic-store.ts';
 import { followBridgeTrafficInWorker, startBridgeInWorker, type BridgeWorkerConfig, type WorkerBridge } from '../../../src/server/start-bridge-in-worker.ts';
 import { startBridgeServer } from '../../../src/server/start-server.ts';
 import { postResponses, readSseEvents, startTestBridge } from '../../support/bridge-harness.ts';
-import { bridgeWorkerScript, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
+import { bridgeWorkerScript, liveWorkerThreadIds, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
 import { makeTempDir } from '../../support/cleanup.ts';
 import { waitUntil } from '../../support/exchange-outcome.ts';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
@@ -49,12 +49,6 @@ async function startWorker(config: BridgeWorkerConfig): Promise<WorkerBridge> {
   return bridge;
 }
 
-/** The worker threads alive in this process, by thread id (Node's diagnostic report lists each; tsx runs some of its own). */
-function liveWorkerThreads(): number[] {
-  const report = process.report.getReport() as unknown as { workers: Array<{ header: { threadId: number } }> };
-  return report.workers.map((worker) => worker.header.threadId);
-}
-
 function turnBody(text: string): Record<string, unknown> {
   return {
     model: 'qwen3-coder',
@@ -88,12 +82,12 @@ describe('startBridgeInWorker', () => {
     const backend = await startBackend();
     const bridge = await startWorker({ backendUrl: backend.url, logger: recordingLogger(lines) });
     assert.notEqual(bridge.threadId, threadId, 'not this thread');
-    assert.ok(liveWorkerThreads().includes(bridge.threadId));
+    assert.ok(liveWorkerThreadIds().includes(bridge.threadId));
     const health = (await (await fetch(`${bridge.url}/healthz`)).json()) as { backend: string };
     assert.equal(health.backend, backend.url);
     assert.ok(lines.some((line) => line.level === 'info' && line.message === `listening on ${bridge.url}`), JSON.stringify(lines));
     await bridge.close();
-    assert.ok(!liveWorkerThreads().includes(bridge.threadId), 'the thread has ended');
+    assert.ok(!liveWorkerThreadIds().includes(bridge.threadId), 'the thread has ended');
     await assert.rejects(fetch(`${bridge.url}/healthz`));
     await bridge.close();
   });
@@ -163,7 +157,7 @@ describe('startBridgeInWorker', () => {
   });
 
   it('a taken port fails with the same message and code as the bridge on this thread', async () => {
-    const threadsBefore = liveWorkerThreads();
+    const threadsBefore = liveWorkerThreadIds();
     const blocker = await occupyPort();
     cleanups.push(() => new Promise((resolve) => blocker.close(() => resolve())));
     const address = blocker.address();
@@ -174,7 +168,7 @@ describe('startBridgeInWorker', () => {
     assert.equal(inWorker.message, `port ${address.port} on 127.0.0.1 is already in use; choose another port (0 picks a free one)`);
     assert.equal(inWorker.message, inProcess.message);
     assert.equal((inWorker.cause as { code?: unknown }).code, 'EADDRINUSE');
-    await waitUntil(() => liveWorkerThreads().length === threadsBefore.length, 'the failed worker to end');
+    await waitUntil(() => liveWorkerThreadIds().length === threadsBefore.length, 'the failed worker to end');
   });
 
   it('a worker that dies is reported to onCrash and the log, and close() afterwards resolves', async () => {
@@ -186,7 +180,7 @@ describe('startBridgeInWorker', () => {
     assert.match(crashes[0]!.message, /worker thread stopped \(Error: bridge bug: out of cheese\); the bridge no longer answers/);
     assert.ok(lines.some((line) => line.level === 'error' && line.message === crashes[0]!.message));
     await bridge.close();
-    assert.ok(!liveWorkerThreads().includes(bridge.threadId));
+    assert.ok(!liveWorkerThreadIds().includes(bridge.threadId));
   });
 
   it('follows another window\'s bridge in a worker: starts arrive encoded and redacted with this window\'s secrets; the end of the stream ends the thread', async () => {
@@ -197,7 +191,7 @@ describe('startBridgeInWorker', () => {
     cleanups.push(async () => {
       if (!followedClosed) await followed.close();
     });
-    const threadsBefore = liveWorkerThreads();
+    const threadsBefore = liveWorkerThreadIds();
     const store = new TrafficStore();
     const starts: BridgeTrafficEvent[] = [];
     let endReason: string | null = null;
@@ -217,7 +211,7 @@ describe('startBridgeInWorker', () => {
     );
     cleanups.push(() => follower.stop());
     await waitUntil(() => opened, 'the traffic stream to open');
-    assert.equal(liveWorkerThreads().length, threadsBefore.length + 1, 'the follower runs in a thread of its own');
+    assert.equal(liveWorkerThreadIds().length, threadsBefore.length + 1, 'the follower runs in a thread of its own');
     assert.equal(await sendTurn(followed.url, `followed, key ${SECRET}`, { authorization: `Bearer ${token}` }), 200);
     await waitUntil(() => store.getSummaries().some((summary) => summary.status === 'completed'), 'the followed round trip on this thread');
     assert.ok(starts[0] && 'encodedRequest' in starts[0]);
@@ -228,7 +222,7 @@ describe('startBridgeInWorker', () => {
     followedClosed = true;
     await waitUntil(() => endReason !== null, 'the follower to hear the end');
     assert.match(endReason ?? '', /the bridge ended the stream/);
-    await waitUntil(() => liveWorkerThreads().length === threadsBefore.length, 'the follower\'s thread to end');
+    await waitUntil(() => liveWorkerThreadIds().length === threadsBefore.length, 'the follower\'s thread to end');
   });
 
   it('a missing worker script is a clear start error', async () => {

@@ -7,7 +7,7 @@ import type { BridgeTrafficEvent } from '../../../src/core/traffic-event.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus } from '../../../src/extension/bridge-controller.ts';
 import { buildCodexCommand } from '../../../src/extension/codex-command.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
-import { bridgeWorkerScript, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
+import { bridgeWorkerScript, liveWorkerThreadIds, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
 import { createTestBridgeSettings, createTestWindow } from '../../support/window-controller.ts';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 
@@ -120,8 +120,11 @@ describe('BridgeController', () => {
     await controller.start(createSettings());
     const bridgeThread = controller.getBridgeThreadId();
     assert.ok(bridgeThread !== null && bridgeThread > 0, `thread ${bridgeThread}`);
+    assert.ok(liveWorkerThreadIds().includes(bridgeThread));
+    // stop() is what deactivate() runs: the thread is gone when it resolves.
     await controller.stop();
     assert.equal(controller.getBridgeThreadId(), null);
+    assert.ok(!liveWorkerThreadIds().includes(bridgeThread));
   });
 
   it('a restart onto a taken port keeps the running bridge', async () => {
