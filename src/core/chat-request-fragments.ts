@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ChatRequest } from './chat/chat-completions-api.ts';
+import type { EncodedChatRequest, EncodedFragment } from './traffic-event.ts';
 
 /*
  * A lowered Chat request cut into the parts the traffic panel keeps once each: the head (the request
@@ -27,21 +28,6 @@ export function splitChatRequest(request: ChatRequest): ChatRequestParts {
     messages: request.messages.map((message) => JSON.stringify(message)),
     tools: hasTools ? JSON.stringify(request.tools) : null,
   };
-}
-
-/** Where one part's UTF-8 bytes are in the buffer, and a hash of those (redacted) bytes. */
-export interface EncodedFragment {
-  hash: string;
-  offset: number;
-  length: number;
-}
-
-export interface EncodedChatRequest {
-  /** Every part's UTF-8 bytes back to back; its buffer is the request's alone, so it can be transferred. */
-  bytes: Uint8Array;
-  head: EncodedFragment;
-  messages: EncodedFragment[];
-  tools: EncodedFragment | null;
 }
 
 /** 128 bits of SHA-256: collisions are out of reach even for text a model or a file chose. */

@@ -1,5 +1,4 @@
 import type { ChatRequest } from './chat/chat-completions-api.ts';
-import type { EncodedChatRequest } from './chat-request-fragments.ts';
 import type { ToolSummary } from './lower/tool-summary.ts';
 import type { ResponsesOutputItem, ResponsesUsage } from './responses/responses-output.ts';
 import type { RoundTripLabel } from './round-trip-label.ts';
@@ -73,6 +72,22 @@ export interface ExchangeRejectedEvent {
 export type TrafficEvent = ExchangeStartEvent | ExchangeDeltaEvent | ExchangeEndEvent | ExchangeRejectedEvent;
 
 export type TrafficListener = (event: TrafficEvent) => void;
+
+/** Where one part of an encoded lowered request is in its buffer, and a hash of its (redacted) bytes. */
+export interface EncodedFragment {
+  hash: string;
+  offset: number;
+  length: number;
+}
+
+/** A lowered request cut into its head, messages and tool list, encoded by chat-request-fragments.ts. */
+export interface EncodedChatRequest {
+  /** Every part's UTF-8 bytes back to back; its buffer is the request's alone, so it can be transferred. */
+  bytes: Uint8Array;
+  head: EncodedFragment;
+  messages: EncodedFragment[];
+  tools: EncodedFragment | null;
+}
 
 /**
  * The start event as the bridge's worker thread hands it to the extension host: the lowered request

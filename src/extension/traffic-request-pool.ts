@@ -1,5 +1,6 @@
 import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
-import { decodeFragment, splitChatRequest, type EncodedChatRequest, type EncodedFragment } from '../core/chat-request-fragments.ts';
+import { decodeFragment, splitChatRequest } from '../core/chat-request-fragments.ts';
+import type { EncodedChatRequest, EncodedFragment } from '../core/traffic-event.ts';
 import { isPlainObject, parseJson } from '../core/parse-json.ts';
 
 /*
