@@ -61,6 +61,8 @@ export interface EventLoopDelayReply {
   id: number;
   /** Milliseconds, as monitorEventLoopDelay records them (each sample includes its 1 ms interval). */
   delay: { p50: number; p99: number; max: number; count: number };
+  /** Share of the window the main thread was busy (performance.eventLoopUtilization), 0 to 1. */
+  busy: number;
   /** The traffic store's round trips and retained bytes at the end of the window. */
   store: { exchanges: number; completed: number; retainedBodyBytes: number };
 }

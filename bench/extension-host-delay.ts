@@ -10,7 +10,9 @@
  *   8 streaming sessions: 8 different 2 MB sessions at once, each streaming 2000 events at one per ms.
  *
  * The delay is monitorEventLoopDelay({ resolution: 1 }) over the scenario's window: each sample
- * includes its 1 ms timer interval, so an idle loop reads about 1.1 ms.
+ * includes its 1 ms timer interval, so an idle loop reads about 1.1 ms, and a long stall counts as one
+ * sample, so the max and the share of the window the thread was busy (eventLoopUtilization) sit beside
+ * the p99.
  */
 import { startChild, type ChildBundles, type RunningChild } from './child-process.ts';
 import type { EventLoopDelayReply } from './child-protocol.ts';
@@ -32,6 +34,8 @@ export interface DelayWindow {
   p99: number;
   max: number;
   samples: number;
+  /** Share of the window the host's thread was busy. */
+  busy: number;
   seconds: number;
   roundTrips: number;
 }
@@ -76,7 +80,7 @@ async function measureWindow(host: RunningChild, roundTrips: number, work: () =>
   const reply = await host.ask<EventLoopDelayReply>({ type: 'event-loop-delay', id: host.nextId(), action: 'take' });
   const seen = reply.store.completed - before.store.completed;
   if (seen !== roundTrips) throw new Error(`the extension host's traffic store saw ${seen} of ${roundTrips} round trips complete`);
-  return { p50: reply.delay.p50, p99: reply.delay.p99, max: reply.delay.max, samples: reply.delay.count, seconds: (performance.now() - started) / 1000, roundTrips };
+  return { p50: reply.delay.p50, p99: reply.delay.p99, max: reply.delay.max, samples: reply.delay.count, busy: reply.busy, seconds: (performance.now() - started) / 1000, roundTrips };
 }
 
 async function post(endpoint: Endpoint, body: Buffer): Promise<void> {
@@ -112,7 +116,8 @@ export async function measureExtensionHostDelay(bundles: ChildBundles, mockUrl: 
 
 export function buildExtensionHostDelayRows(result: ExtensionHostDelayResult): ReportRow[] {
   const section = 'extension host event loop';
-  const describe = (window: DelayWindow): string => `${formatMilliseconds(window.p99)} (p50 ${formatMilliseconds(window.p50)}, max ${formatMilliseconds(window.max)}; ${window.roundTrips} round trips in ${window.seconds.toFixed(1)} s)`;
+  const describe = (window: DelayWindow): string =>
+    `${formatMilliseconds(window.p99)} (p50 ${formatMilliseconds(window.p50)}, max ${formatMilliseconds(window.max)}; thread busy ${(window.busy * 100).toFixed(0)} %; ${window.roundTrips} round trips in ${window.seconds.toFixed(1)} s)`;
   const scenarios = [
     { name: `10 MB session, ${result.settings.sessionTurns} turns`, windows: result.session },
     { name: `${result.settings.streamingSessions} sessions of 2 MB streaming at once, ${result.settings.streamingRounds} rounds`, windows: result.streaming },

@@ -1,14 +1,15 @@
 /**
  * A stand-in for VS Code's extension host: its main thread runs a real TrafficStore fed by the
  * bridge's traffic (as the panel's store is, whether or not the panel is open) and measures its own
- * event-loop delay with monitorEventLoopDelay, the figure every other extension feels.
+ * event-loop delay with monitorEventLoopDelay, the figure every other extension feels, and how busy
+ * the thread was (eventLoopUtilization).
  *
  *   --mode in-process: the bridge on this thread, as the extension ran it before (the "before" figure);
  *   --mode worker:     the bridge in a worker thread (startBridgeInWorker), as the extension runs it now.
  *
  * Bench-only: nothing here is part of the product.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Logger } from '../../src/core/logger.ts';
 import { redactSecrets } from '../../src/core/redact-secrets.ts';
@@ -46,17 +47,20 @@ async function main(): Promise<void> {
 
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   const milliseconds = (nanoseconds: number): number => nanoseconds / 1e6;
+  let utilizationAtStart: EventLoopUtilization = performance.eventLoopUtilization();
   process.on('message', (message: ParentMessage) => {
     if (message.type !== 'event-loop-delay') return;
     if (message.action === 'start') {
       histogram.reset();
       histogram.enable();
+      utilizationAtStart = performance.eventLoopUtilization();
     } else histogram.disable();
     const summaries = store.getSummaries();
     send({
       type: 'event-loop-delay',
       id: message.id,
       delay: { p50: milliseconds(histogram.percentile(50)), p99: milliseconds(histogram.percentile(99)), max: milliseconds(histogram.max), count: histogram.count },
+      busy: performance.eventLoopUtilization(utilizationAtStart).utilization,
       store: { exchanges: summaries.length, completed: summaries.filter((summary) => summary.status === 'completed').length, retainedBodyBytes: store.getStats().retainedBodyBytes },
     });
   });

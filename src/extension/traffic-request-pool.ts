@@ -13,9 +13,11 @@ import { isPlainObject, parseJson } from '../core/parse-json.ts';
  * A request arrives in one of two forms. As objects (a bridge on this thread, a followed bridge): each
  * part is serialised and redacted here and keyed by its text. Encoded (a bridge in a worker thread):
  * its parts come serialised and redacted already, each with a content hash, and are keyed by that
- * hash, so a part the pool holds costs one Map lookup. A part it does not hold is kept as its UTF-8
- * bytes and decoded only when read (the panel shows it, a search or an export walks it): decoding
- * the 10 MB first turn of a session takes tens of milliseconds, too long for the host's thread.
+ * hash, so a part the pool holds costs one Map lookup. The parts it does not hold are copied, all
+ * of one request's together, into one block of UTF-8 bytes, and decoded only when read (the panel
+ * shows one, a search or an export walks them): decoding or copying the 10 MB first turn of a session
+ * part by part takes tens of milliseconds, too long for the host's thread. A block is counted whole
+ * until its last part is freed, so the budget sees what is really kept.
  */
 
 /** Keys of encoded parts; a text key is JSON (it starts with `{` or `[`) and can never look like this. */
@@ -30,22 +32,32 @@ export interface PoolEntry {
   references: number;
   /** UTF-8 length, for the request size shown in the list. */
   readonly utf8Bytes: number;
-  /** What the pool counts against the budget: UTF-16 bytes of a text, the length of kept bytes. */
+  /** UTF-16 bytes of a text; 0 for a part kept as bytes (its block is counted instead). */
   readonly retainedBytes: number;
+  /** The block holding the part's bytes; null for a text. */
+  readonly block: ByteBlock | null;
+}
+
+/** The new parts of one encoded request, copied out of its transferred buffer (which is not kept). */
+interface ByteBlock {
+  readonly byteLength: number;
+  /** Parts of it still in the pool. */
+  liveEntries: number;
 }
 
 const utf8 = new TextDecoder();
 
-/** A part kept as its own copy of the bytes (the transferred buffer of its request is not kept alive). */
-function createBytesEntry(key: string, bytes: Uint8Array): PoolEntry {
+function createBytesEntry(key: string, bytes: Uint8Array, block: ByteBlock): PoolEntry {
+  block.liveEntries += 1;
   return {
     key,
     get text() {
       return utf8.decode(bytes);
     },
-    references: 1,
+    references: 0,
     utf8Bytes: bytes.byteLength,
-    retainedBytes: bytes.byteLength,
+    retainedBytes: 0,
+    block,
   };
 }
 
@@ -82,13 +94,39 @@ export class RequestPool {
     };
   }
 
-  /** A request from a bridge in a worker thread: its parts were redacted there; only unknown ones are decoded. */
+  /** A request from a bridge in a worker thread: its parts were redacted there; only unknown ones are copied. */
   storeEncoded(request: EncodedChatRequest): StoredRequest {
+    const keyOf = (fragment: EncodedFragment): string => `${HASH_KEY_PREFIX}${fragment.hash}`;
+    const parts = request.tools === null ? request.messages : [...request.messages, request.tools];
+    const fresh = new Map<string, EncodedFragment>();
+    let freshBytes = 0;
+    for (const fragment of parts) {
+      const key = keyOf(fragment);
+      if (this.entries.has(key) || fresh.has(key)) continue;
+      fresh.set(key, fragment);
+      freshBytes += fragment.length;
+    }
+    if (fresh.size > 0) {
+      const copy = new Uint8Array(freshBytes);
+      const block: ByteBlock = { byteLength: freshBytes, liveEntries: 0 };
+      let offset = 0;
+      for (const [key, fragment] of fresh) {
+        copy.set(request.bytes.subarray(fragment.offset, fragment.offset + fragment.length), offset);
+        this.entries.set(key, createBytesEntry(key, copy.subarray(offset, offset + fragment.length), block));
+        offset += fragment.length;
+      }
+      this.pooledBytes += block.byteLength;
+    }
+    const take = (fragment: EncodedFragment): PoolEntry => {
+      const entry = this.entries.get(keyOf(fragment)) as PoolEntry;
+      entry.references += 1;
+      return entry;
+    };
     return {
       // The head is small and not pooled: redacted once more here, which costs nothing.
       head: this.redactText(decodeFragment(request, request.head)),
-      messages: request.messages.map((fragment) => this.acquireEncoded(request, fragment)),
-      tools: request.tools === null ? null : this.acquireEncoded(request, request.tools),
+      messages: request.messages.map(take),
+      tools: request.tools === null ? null : take(request.tools),
     };
   }
 
@@ -105,22 +143,13 @@ export class RequestPool {
 
   private acquire(json: string): PoolEntry {
     const text = this.redactText(json);
-    return this.acquireKey(text, () => ({ key: text, text, references: 1, utf8Bytes: Buffer.byteLength(text, 'utf8'), retainedBytes: stringBytes(text) }));
-  }
-
-  private acquireEncoded(request: EncodedChatRequest, fragment: EncodedFragment): PoolEntry {
-    const key = `${HASH_KEY_PREFIX}${fragment.hash}`;
-    return this.acquireKey(key, () => createBytesEntry(key, request.bytes.slice(fragment.offset, fragment.offset + fragment.length)));
-  }
-
-  private acquireKey(key: string, create: () => PoolEntry): PoolEntry {
-    const existing = this.entries.get(key);
+    const existing = this.entries.get(text);
     if (existing) {
       existing.references += 1;
       return existing;
     }
-    const entry = create();
-    this.entries.set(key, entry);
+    const entry: PoolEntry = { key: text, text, references: 1, utf8Bytes: Buffer.byteLength(text, 'utf8'), retainedBytes: stringBytes(text), block: null };
+    this.entries.set(text, entry);
     this.pooledBytes += entry.retainedBytes;
     return entry;
   }
@@ -130,6 +159,9 @@ export class RequestPool {
     if (entry.references > 0) return;
     this.entries.delete(entry.key);
     this.pooledBytes -= entry.retainedBytes;
+    if (entry.block === null) return;
+    entry.block.liveEntries -= 1;
+    if (entry.block.liveEntries === 0) this.pooledBytes -= entry.block.byteLength;
   }
 }
 

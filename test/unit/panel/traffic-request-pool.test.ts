@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeFragment, encodeChatRequest, splitChatRequest } from '../../../src/core/chat-request-fragments.ts';
 import { measureStoredRequest, rebuildStoredRequest, RequestPool, stringBytes } from '../../../src/extension/traffic-request-pool.ts';
-import { createLoweredRequest } from './traffic-events.ts';
+import { APPLY_PATCH_TOOL, createLoweredRequest } from './traffic-events.ts';
 
 describe('RequestPool', () => {
   it('keeps a message shared by two requests once, and frees it with the last request holding it', () => {
@@ -60,6 +60,27 @@ describe('RequestPool with encoded requests (a bridge in a worker thread)', () =
     assert.equal(pool.bytes, afterOne + Buffer.byteLength(JSON.stringify(next)), 'only the new message, kept as its UTF-8 bytes');
     pool.releaseRequest(one);
     assert.equal(two.messages[0]?.references, 1);
+    pool.releaseRequest(two);
+    assert.equal(pool.bytes, 0);
+  });
+
+  it('counts the block of a request\'s new parts whole until its last part is freed, and two equal parts in one request once', () => {
+    const pool = new RequestPool((text) => text);
+    const first = { role: 'user' as const, content: 'a'.repeat(500) };
+    const second = { role: 'assistant' as const, content: 'b'.repeat(700) };
+    const one = pool.storeEncoded(encodeChatRequest(createLoweredRequest([first, second, first]), (text) => text));
+    assert.equal(one.messages[0], one.messages[2]);
+    assert.equal(one.messages[0]?.references, 2);
+    const blockBytes = [first, second].reduce((total, message) => total + Buffer.byteLength(JSON.stringify(message)), 0) + Buffer.byteLength(JSON.stringify([APPLY_PATCH_TOOL]));
+    assert.equal(pool.bytes, blockBytes);
+    // A later request keeps only `second` of that block: the block stays, and is counted, until it goes too.
+    const withTools = createLoweredRequest([second]);
+    delete withTools.tools;
+    const two = pool.storeEncoded(encodeChatRequest(withTools, (text) => text));
+    assert.equal(two.messages[0], one.messages[1]);
+    pool.releaseRequest(one);
+    assert.equal(pool.bytes, blockBytes, 'the block is still held through `second`');
+    assert.equal(two.messages[0]?.text, JSON.stringify(second));
     pool.releaseRequest(two);
     assert.equal(pool.bytes, 0);
   });
