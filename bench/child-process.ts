@@ -19,6 +19,9 @@ export interface ChildBundles {
   mock: string;
   /** The reference minimal Node hop (bench/children/floor-child.ts). */
   floor: string;
+  /** The extension host stand-in (bench/children/extension-host-child.ts) and the bridge's worker it starts. */
+  extensionHost: string;
+  bridgeWorker: string;
 }
 
 const PYTHON_JSON_SCAN = 'export function findPythonJsonError(';
@@ -59,12 +62,16 @@ export async function bundleChildren(): Promise<ChildBundles> {
     bridge: resolve(BUILD_DIRECTORY, 'bridge-child.cjs'),
     mock: resolve(BUILD_DIRECTORY, 'mock-child.cjs'),
     floor: resolve(BUILD_DIRECTORY, 'floor-child.cjs'),
+    extensionHost: resolve(BUILD_DIRECTORY, 'extension-host-child.cjs'),
+    bridgeWorker: resolve(BUILD_DIRECTORY, 'bridge-worker.js'),
   };
   const common: esbuild.BuildOptions = { platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, logLevel: 'warning' };
   await Promise.all([
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/bridge-child.ts')], outfile: bundles.bridge }),
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/mock-child.ts')], outfile: bundles.mock, plugins: [fastPythonJsonCheck] }),
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/floor-child.ts')], outfile: bundles.floor }),
+    esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/extension-host-child.ts')], outfile: bundles.extensionHost }),
+    esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, '../src/server/bridge-worker-entry.ts')], outfile: bundles.bridgeWorker }),
   ]);
   return bundles;
 }

@@ -1,6 +1,6 @@
 /**
- * Messages between the benchmark and its child processes (the bridge, the mock backend and the
- * reference minimal hop), over Node's IPC channel. Bench-only: nothing here is part of the product.
+ * Messages between the benchmark and its child processes (the bridge, the mock backend, the
+ * reference minimal hop and the extension host stand-in), over Node's IPC channel. Bench-only: nothing here is part of the product.
  */
 
 export interface ReadyMessage {
@@ -49,12 +49,30 @@ export interface AcknowledgeReply {
   id: number;
 }
 
+/** Extension host child: start a fresh event-loop delay window, or end it and report it. */
+export interface EventLoopDelayRequest {
+  type: 'event-loop-delay';
+  id: number;
+  action: 'start' | 'take';
+}
+
+export interface EventLoopDelayReply {
+  type: 'event-loop-delay';
+  id: number;
+  /** Milliseconds, as monitorEventLoopDelay records them (each sample includes its 1 ms interval). */
+  delay: { p50: number; p99: number; max: number; count: number };
+  /** Share of the window the main thread was busy (performance.eventLoopUtilization), 0 to 1. */
+  busy: number;
+  /** The traffic store's round trips and retained bytes at the end of the window. */
+  store: { exchanges: number; completed: number; retainedBodyBytes: number };
+}
+
 export interface StopRequest {
   type: 'stop';
 }
 
-export type ParentMessage = MemoryRequest | RecordWritesRequest | TakeWritesRequest | StopRequest;
-export type ChildMessage = ReadyMessage | MemoryReply | WritesReply | AcknowledgeReply;
+export type ParentMessage = MemoryRequest | RecordWritesRequest | TakeWritesRequest | EventLoopDelayRequest | StopRequest;
+export type ChildMessage = ReadyMessage | MemoryReply | WritesReply | AcknowledgeReply | EventLoopDelayReply;
 
 /** Milliseconds on the system-wide monotonic clock (the same in every process on the machine). */
 export function monotonicMilliseconds(): number {

@@ -35,6 +35,7 @@ import { parseJson } from '../src/core/parse-json.ts';
 import { LONG_ANSWER_EVENTS, type AnswerName } from './answers.ts';
 import { bundleChildren, readProcessCpuMilliseconds, readProcessStatus, RESULTS_DIRECTORY, startChild, type RunningChild } from './child-process.ts';
 import type { MemoryReply, WritesReply } from './child-protocol.ts';
+import { buildExtensionHostDelayRows, measureExtensionHostDelay, type ExtensionHostDelayResult } from './extension-host-delay.ts';
 import { lowerRequestBody, measureCalibration, measureCoreConversion, measureLiftPerEvent, type CoreTimings } from './core-conversion.ts';
 import { createClientAgent, postForText, postStreamTimed, postTimed, type Endpoint, type TimedStream } from './http-client.ts';
 import { formatBytes, formatMegabytes, formatMilliseconds, renderTable, type ReportRow } from './report.ts';
@@ -64,6 +65,7 @@ const settings = {
   memoryRequests: quick ? 100 : 500,
   memoryConcurrency: 4,
   coreIterations: { '50 kB': quick ? 100 : 400, '2 MB': quick ? 5 : 20, '10 MB': quick ? 3 : 8 },
+  extensionHost: { sessionTurns: quick ? 3 : 6, streamingSessions: 8, streamingRounds: quick ? 1 : 2 },
 } as const;
 
 type SizeLabel = '50 kB' | '2 MB' | '10 MB';
@@ -493,6 +495,7 @@ interface Results {
   paced: PacedResult;
   throughput: ThroughputResult;
   memory: MemoryResult;
+  extensionHostDelay: ExtensionHostDelayResult;
   /** The reference minimal hop's figures for every request size and time to first delta. */
   hop: { nonStream: Record<SizeLabel, HopReference>; firstDelta: HopReference };
 }
@@ -599,6 +602,7 @@ function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): R
     null,
   );
   row('memory', 'peak RSS during those requests', null, formatMegabytes(memory.peakResidentBytes), null);
+  rows.push(...buildExtensionHostDelayRows(results.extensionHostDelay));
   return rows;
 }
 
@@ -704,6 +708,9 @@ async function main(): Promise<void> {
     progress(`memory: ${settings.memoryRequests} × ${formatBytes(sessionStream.requestBytes)} through a fresh bridge`);
     const memory = await measureMemory(bundles.bridge, bridgeExecArgv, mock.url, sessionStream);
 
+    progress('extension host event loop: a 10 MB session and 8 streaming sessions, bridge on the host\'s thread and in a worker');
+    const extensionHostDelay = await measureExtensionHostDelay(bundles, mock.url, settings.extensionHost);
+
     const results: Results = {
       core,
       liftPerEvent,
@@ -713,6 +720,7 @@ async function main(): Promise<void> {
       paced: pacedResult,
       throughput,
       memory,
+      extensionHostDelay,
       hop: { nonStream: hopNonStream, firstDelta: hopFirstDelta },
     };
     const rows = buildRows(results, requestBytes);
@@ -777,6 +785,7 @@ async function main(): Promise<void> {
         hopPeakResidentBytes: hopStatus.peakResidentBytes,
       },
       memory,
+      extensionHostDelay,
     };
     mkdirSync(RESULTS_DIRECTORY, { recursive: true });
     const output = resolve(RESULTS_DIRECTORY, 'latest.json');

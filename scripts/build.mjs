@@ -1,4 +1,4 @@
-// Bundles the CLI, the extension and the webview with esbuild. Type checking is separate (`npm run check-types`).
+// Bundles the CLI, the extension, the bridge's worker thread and the webview with esbuild. Type checking is separate (`npm run check-types`).
 import * as esbuild from 'esbuild';
 import { existsSync } from 'node:fs';
 
@@ -25,6 +25,16 @@ const builds = [
     bundle: true,
     sourcemap: true,
     external: ['vscode'],
+  },
+  // The bridge's worker thread, started by dist/extension.js from the same folder (src/server/start-bridge-in-worker.ts).
+  {
+    entryPoints: ['src/server/bridge-worker-entry.ts'],
+    outfile: 'dist/bridge-worker.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    bundle: true,
+    sourcemap: true,
   },
   // The traffic panel's webview: everything it loads lives in dist/media (its only localResourceRoot).
   {

@@ -6,7 +6,7 @@
 // files the .vsix may hold are copied into a temporary folder whose package.json lists exactly those,
 // and vsce packs that folder (it still validates the manifest, the icon, the entry point and the README).
 //
-// In the .vsix: dist/ without the CLI bundle and source maps, media/ without webview sources
+// In the .vsix: dist/ without the CLI bundle and source maps (so the extension and the bridge's worker thread, bridge-worker.js), media/ without webview sources
 // (*.ts, tsconfig, files whose built copy is in dist/media/), README.md, CHANGELOG.md, LICENSE and package.json.
 //
 // Usage: node scripts/package-vsix.mjs [--out FILE] [--no-build] [--ls]

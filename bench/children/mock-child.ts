@@ -82,6 +82,8 @@ async function main(): Promise<void> {
       case 'memory':
         send({ type: 'memory', id: message.id, memory: process.memoryUsage() });
         break;
+      case 'event-loop-delay':
+        break;
       default: {
         const unreachable: never = message;
         throw new Error(`unknown message ${JSON.stringify(unreachable)}`);

@@ -32,6 +32,9 @@ export function serveParent(name: string, url: string, close: () => Promise<void
       case 'record-writes':
       case 'take-writes':
         break;
+      case 'event-loop-delay':
+        // The extension host child answers these itself (bench/children/extension-host-child.ts).
+        break;
       default: {
         const unreachable: never = message;
         throw new Error(`unknown message ${JSON.stringify(unreachable)}`);

@@ -72,3 +72,33 @@ export interface ExchangeRejectedEvent {
 export type TrafficEvent = ExchangeStartEvent | ExchangeDeltaEvent | ExchangeEndEvent | ExchangeRejectedEvent;
 
 export type TrafficListener = (event: TrafficEvent) => void;
+
+/** Where one part of an encoded lowered request is in its buffer, and a hash of its (redacted) bytes. */
+export interface EncodedFragment {
+  hash: string;
+  offset: number;
+  length: number;
+}
+
+/** A lowered request cut into its head, messages and tool list, encoded by chat-request-fragments.ts. */
+export interface EncodedChatRequest {
+  /** Every part's UTF-8 bytes back to back; its buffer is the request's alone, so it can be transferred. */
+  bytes: Uint8Array;
+  head: EncodedFragment;
+  messages: EncodedFragment[];
+  tools: EncodedFragment | null;
+}
+
+/**
+ * The start event as the bridge's worker thread hands it to the extension host: the lowered request
+ * arrives serialised, redacted and hashed part by part (chat-request-fragments.ts) instead of as
+ * objects, so receiving it costs the host's thread a lookup per part, not a structured clone.
+ */
+export interface EncodedExchangeStartEvent extends Omit<ExchangeStartEvent, 'loweredRequest'> {
+  encodedRequest: EncodedChatRequest;
+}
+
+/** What a consumer beside a bridge in a worker thread hears: any event, the start possibly encoded. */
+export type BridgeTrafficEvent = TrafficEvent | EncodedExchangeStartEvent;
+
+export type BridgeTrafficListener = (event: BridgeTrafficEvent) => void;

@@ -1,8 +1,8 @@
 import { describeInvalidBackendUrl } from '../core/backend-url.ts';
 import type { Logger } from '../core/logger.ts';
-import type { TrafficEvent } from '../core/traffic-event.ts';
-import { checkBridgeIdentity, followBridgeTraffic, type TrafficFollower } from '../server/bridge-sharing-client.ts';
-import { startBridgeServer, type RunningBridge } from '../server/start-server.ts';
+import type { BridgeTrafficEvent } from '../core/traffic-event.ts';
+import { checkBridgeIdentity } from '../server/bridge-sharing-client.ts';
+import { followBridgeTrafficInWorker, startBridgeInWorker, type WorkerBridge, type WorkerTrafficFollower } from '../server/start-bridge-in-worker.ts';
 import type { BridgeSettings } from './settings.ts';
 import { formatTrafficLine } from './traffic-line.ts';
 
@@ -62,6 +62,8 @@ export interface BridgeControllerDependencies {
   /** Every secret to redact, including a key that is not sent to the current backend. */
   getSecretValues: () => ReadonlyArray<string | null>;
   portMemory: PortMemory;
+  /** The bridge's worker script (dist/bridge-worker.js beside the extension's bundle by default). */
+  bridgeWorkerScript?: string;
 }
 
 /** Text lines kept for the status bar tooltip and the test API; older ones fall off (bounded). */
@@ -77,15 +79,15 @@ function isAddressInUse(error: unknown): boolean {
 export class BridgeController {
   private status: BridgeStatus = { kind: 'off' };
   private lastStartFailure: { reason: BridgeStartFailure; message: string; port: number } | null = null;
-  private running: { bridge: RunningBridge; settings: BridgeSettings } | null = null;
+  private running: { bridge: WorkerBridge; settings: BridgeSettings } | null = null;
   /** The bridge of another window this one follows (same port, same token); exclusive with `running`. */
-  private attached: { url: string; port: number; pid: number; instanceId: string; settings: BridgeSettings; follower: TrafficFollower } | null = null;
+  private attached: { url: string; port: number; pid: number; instanceId: string; settings: BridgeSettings; follower: WorkerTrafficFollower } | null = null;
   private readonly takeOverListeners = new Set<Listener<StartResult>>();
   private roundTripCount = 0;
   private warningCount = 0;
   private readonly trafficLines: string[] = [];
   private readonly statusListeners = new Set<Listener<BridgeStatus>>();
-  private readonly trafficListeners = new Set<Listener<TrafficEvent>>();
+  private readonly trafficListeners = new Set<Listener<BridgeTrafficEvent>>();
   /** Lifecycle operations run one at a time: a settings change during a start must not race it. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -124,7 +126,22 @@ export class BridgeController {
     return { dispose: () => this.statusListeners.delete(listener) };
   }
 
-  onTraffic(listener: Listener<TrafficEvent>): { dispose(): void } {
+  /** The thread the running bridge serves on (a worker's id; never 0, the extension host's own); null when none runs here. */
+  getBridgeThreadId(): number | null {
+    return this.running?.bridge.threadId ?? null;
+  }
+
+  /**
+   * The bridge runs in a worker thread, which cannot call the key and token readers: call this
+   * whenever a secret, the key's backend or the token changed, and the next request uses the new values.
+   */
+  refreshSecrets(): void {
+    this.running?.bridge.refreshSecrets();
+    this.attached?.follower.refreshSecrets();
+  }
+
+  /** Starts arrive encoded: the bridge, or the follower of another window's bridge, runs in a worker (see TrafficStore.apply). */
+  onTraffic(listener: Listener<BridgeTrafficEvent>): { dispose(): void } {
     this.trafficListeners.add(listener);
     return { dispose: () => this.trafficListeners.delete(listener) };
   }
@@ -188,7 +205,7 @@ export class BridgeController {
     this.setStatus({ kind: 'starting' });
     const remembered = settings.port === 0 ? portMemory.get() : undefined;
     const firstPort = portOverride ?? (settings.port !== 0 ? settings.port : (remembered ?? 0));
-    let bridge: RunningBridge;
+    let bridge: WorkerBridge;
     let replacedRememberedPort: number | null = null;
     let heldBy: string | null = null;
     try {
@@ -226,14 +243,28 @@ export class BridgeController {
   }
 
   /** Follows the bridge another window runs on `port`: its traffic feeds this window's panel and counts. */
-  private attach(settings: BridgeSettings, port: number, identity: { pid: number; instanceId: string; backend: string }): StartResult {
-    const { logger, getBridgeToken } = this.dependencies;
+  private async attach(settings: BridgeSettings, port: number, identity: { pid: number; instanceId: string; backend: string }): Promise<StartResult> {
+    const { logger, getBridgeToken, getSecretValues, bridgeWorkerScript } = this.dependencies;
     const url = `http://127.0.0.1:${port}`;
-    const follower = followBridgeTraffic(url, getBridgeToken(), {
-      onEvent: (event) => this.recordTraffic(event),
-      onEnd: (reason) => this.takeOver(identity.instanceId, reason),
-      onSkipped: (detail) => logger.warn(`shared bridge: skipped ${detail}`),
-    });
+    // "On" once the stream is open (or already over), so no round trip after the start is missed.
+    let settled = (): void => undefined;
+    const openOrEnded = new Promise<void>((resolve) => (settled = resolve));
+    // Read in a worker thread: the stream carries every lowered request of the other window's bridge.
+    const follower = followBridgeTrafficInWorker(
+      url,
+      getBridgeToken(),
+      {
+        onEvent: (event) => this.recordTraffic(event),
+        onOpen: () => settled(),
+        onEnd: (reason) => {
+          settled();
+          this.takeOver(identity.instanceId, reason);
+        },
+        onSkipped: (detail) => logger.warn(`shared bridge: skipped ${detail}`),
+      },
+      { getSecrets: getSecretValues, logger, workerScript: bridgeWorkerScript },
+    );
+    await openOrEnded;
     this.attached = { url, port, pid: identity.pid, instanceId: identity.instanceId, settings, follower };
     this.lastStartFailure = null;
     logger.info(`port ${port} already holds this extension's bridge (another VS Code window, pid ${identity.pid}); using it instead of starting a second one`);
@@ -275,9 +306,11 @@ export class BridgeController {
     throw error;
   }
 
-  private launch(settings: BridgeSettings, port: number): Promise<RunningBridge> {
-    const { logger, getBackendApiKey, getBridgeToken, getSecretValues } = this.dependencies;
-    return startBridgeServer({
+  private async launch(settings: BridgeSettings, port: number): Promise<WorkerBridge> {
+    const { logger, getBackendApiKey, getBridgeToken, getSecretValues, bridgeWorkerScript } = this.dependencies;
+    let launched: WorkerBridge | null = null;
+    // Off the extension host's thread: a long session's turn would hold every extension for hundreds of ms.
+    launched = await startBridgeInWorker({
       backendUrl: settings.backendUrl,
       host: '127.0.0.1',
       port,
@@ -290,6 +323,20 @@ export class BridgeController {
       keepaliveSeconds: settings.keepaliveSeconds,
       logger,
       onTraffic: (event) => this.recordTraffic(event),
+      onCrash: (error) => this.handleCrash(launched, error),
+      workerScript: bridgeWorkerScript,
+    });
+    return launched;
+  }
+
+  /** The worker died under a running bridge (the host already logged why): say so, never stay "on". */
+  private handleCrash(bridge: WorkerBridge | null, error: Error): void {
+    void this.enqueue(async () => {
+      if (bridge === null || this.running?.bridge !== bridge) return;
+      this.running = null;
+      const message = `the bridge stopped unexpectedly: ${error.message}; start it again`;
+      this.lastStartFailure = null;
+      this.setStatus({ kind: 'error', message });
     });
   }
 
@@ -297,14 +344,15 @@ export class BridgeController {
     const running = this.running;
     this.running = null;
     // Leaving a shared bridge only stops following it: the other window keeps running it.
-    this.attached?.follower.stop();
+    const attached = this.attached;
     this.attached = null;
+    await attached?.follower.stop();
     // close() also destroys open sockets, which aborts every in-flight upstream call.
     if (running) await running.bridge.close();
     if (this.status.kind !== 'off') this.setStatus({ kind: 'off' });
   }
 
-  private recordTraffic(event: TrafficEvent): void {
+  private recordTraffic(event: BridgeTrafficEvent): void {
     if (event.type === 'exchange-end' || event.type === 'exchange-rejected') {
       this.roundTripCount += 1;
       if (event.type === 'exchange-end') this.warningCount += event.warnings.length;

@@ -36,6 +36,7 @@ export class BridgeSecrets implements vscode.Disposable {
   /** Set by load() before anything can start the bridge. */
   private bridgeToken = '';
   private readonly subscription: vscode.Disposable;
+  private readonly changeListeners = new Set<() => void>();
 
   private constructor(
     private readonly storage: vscode.SecretStorage,
@@ -43,8 +44,27 @@ export class BridgeSecrets implements vscode.Disposable {
   ) {
     this.subscription = storage.onDidChange((event) => {
       if (event.key === BACKEND_API_KEY_RECORD) void this.reloadBackendApiKey();
-      if (event.key === BRIDGE_TOKEN) void this.storage.get(BRIDGE_TOKEN).then((token) => { if (token) this.bridgeToken = token; });
+      if (event.key === BRIDGE_TOKEN) {
+        void this.storage.get(BRIDGE_TOKEN).then((token) => {
+          if (!token) return;
+          this.bridgeToken = token;
+          this.emitChange();
+        });
+      }
     });
+  }
+
+  /**
+   * Hears every change of the mirrored values (the key, its backend, the token), whoever made it: the
+   * bridge's worker thread cannot read them per request and is handed the new values instead.
+   */
+  onDidChangeValues(listener: () => void): vscode.Disposable {
+    this.changeListeners.add(listener);
+    return { dispose: () => this.changeListeners.delete(listener) };
+  }
+
+  private emitChange(): void {
+    for (const listener of this.changeListeners) listener();
   }
 
   /**
@@ -106,6 +126,7 @@ export class BridgeSecrets implements vscode.Disposable {
     else await this.storage.store(BACKEND_API_KEY_RECORD, JSON.stringify(record));
     // Update the mirror now rather than waiting for onDidChange, so the next request uses it.
     this.backendApiKey = record;
+    this.emitChange();
   }
 
   private async migrateLegacyBackendApiKey(legacyBackendUrl: string): Promise<void> {
@@ -122,6 +143,7 @@ export class BridgeSecrets implements vscode.Disposable {
     const stored = await this.storage.get(BACKEND_API_KEY_RECORD);
     if (stored === undefined) {
       this.backendApiKey = null;
+      this.emitChange();
       return;
     }
     const parsed = parseJson(stored);
@@ -129,10 +151,12 @@ export class BridgeSecrets implements vscode.Disposable {
     if (!record?.success) {
       // Left in place (nothing is lost), but never sent: its backend is unknown.
       this.backendApiKey = null;
+      this.emitChange();
       this.logger.warn('the stored backend API key is unreadable and is not used; set it again with Freeform Bridge: Set Backend API Key');
       return;
     }
     this.backendApiKey = record.data;
+    this.emitChange();
   }
 
   private async ensureBridgeToken(logger: Logger): Promise<void> {

@@ -53,6 +53,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
       set: (port) => context.globalState.update(REMEMBERED_PORT_KEY, port),
     },
   });
+  // The bridge runs in a worker thread: it is handed the key and the token again whenever they change.
+  context.subscriptions.push(secrets.onDidChangeValues(() => controller.refreshSecrets()));
   stopBridgeOnDeactivate = () => controller.stop();
   context.subscriptions.push({ dispose: () => void controller.stop() });
 

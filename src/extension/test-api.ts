@@ -22,7 +22,10 @@ export interface FreeformBridgeTestApi {
     statusBarText: string;
     statusBarTooltip: string;
     trafficLines: readonly string[];
-    trafficPanel: { open: boolean; readyCount: number };
+    /** The panel's store: round trips kept and the bytes of their bodies (whether or not the panel is open). */
+    trafficPanel: { open: boolean; readyCount: number; exchanges: number; retainedBodyBytes: number };
+    /** The thread the bridge serves on when this window runs it (a worker's id, never 0: the extension host's own). */
+    bridgeThreadId: number | null;
     /** User-only settings the workspace tried to set, and the notices shown about them. */
     ignoredWorkspaceSettings: readonly IgnoredWorkspaceSettings[];
     workspaceSettingNotices: readonly string[];
@@ -54,6 +57,7 @@ export function createTestApi(
         statusBarTooltip: (typeof tooltip === 'string' ? tooltip : (tooltip?.value ?? '')).replace(/&nbsp;/g, ' '),
         trafficLines: [...controller.getTrafficLines()],
         trafficPanel: trafficPanel.getViewState(),
+        bridgeThreadId: controller.getBridgeThreadId(),
         ignoredWorkspaceSettings: workspaceSettingGuard.getIgnored(),
         workspaceSettingNotices: workspaceSettingGuard.getShownNotices(),
         backendApiKeyOrigin: secrets.getBackendApiKeyOrigin(),

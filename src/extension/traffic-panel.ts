@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import * as vscode from 'vscode';
 import { redactSecrets, redactSecretsInValue } from '../core/redact-secrets.ts';
 import type { Logger } from '../core/logger.ts';
-import type { TrafficEvent } from '../core/traffic-event.ts';
+import type { BridgeTrafficEvent } from '../core/traffic-event.ts';
 import { parseWebviewToHostMessage, WEBVIEW_IDENTIFIER_FIELDS, type BodyReference, type HostToWebviewMessage, type WebviewToHostMessage } from '../shared/webview-protocol.ts';
 import type { BridgeController } from './bridge-controller.ts';
 import { renderCurlCommand, renderJsonLines } from './traffic-panel-export.ts';
@@ -157,7 +157,7 @@ export class TrafficPanel implements vscode.Disposable {
     if (this.panel) void this.panel.webview.postMessage(redactSecretsInValue(message, this.options.getSecretValues(), WEBVIEW_IDENTIFIER_FIELDS));
   }
 
-  private record(event: TrafficEvent): void {
+  private record(event: BridgeTrafficEvent): void {
     const change = this.store.apply(event);
     if (!this.panel) return;
     const stats = this.store.getStats();

@@ -1,4 +1,6 @@
 import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
+import { decodeFragment, splitChatRequest } from '../core/chat-request-fragments.ts';
+import type { EncodedChatRequest, EncodedFragment } from '../core/traffic-event.ts';
 import { isPlainObject, parseJson } from '../core/parse-json.ts';
 
 /*
@@ -7,14 +9,56 @@ import { isPlainObject, parseJson } from '../core/parse-json.ts';
  * the whole tool list. Each message and each tool list is therefore kept once, as JSON text in a
  * reference-counted pool, and every request is a list of references: a long session costs about
  * one copy of its history, not one per turn.
+ *
+ * A request arrives in one of two forms. As objects (a bridge on this thread, a followed bridge): each
+ * part is serialised and redacted here and keyed by its text. Encoded (a bridge in a worker thread):
+ * its parts come serialised and redacted already, each with a content hash, and are keyed by that
+ * hash, so a part the pool holds costs one Map lookup. The parts it does not hold are copied, all
+ * of one request's together, into one block of UTF-8 bytes, and decoded only when read (the panel
+ * shows one, a search or an export walks them): decoding or copying the 10 MB first turn of a session
+ * part by part takes tens of milliseconds, too long for the host's thread. A block is counted whole
+ * until its last part is freed, so the budget sees what is really kept.
  */
+
+/** Keys of encoded parts; a text key is JSON (it starts with `{` or `[`) and can never look like this. */
+const HASH_KEY_PREFIX = 'sha256:';
 
 /** A JSON fragment kept once however many requests contain it. */
 export interface PoolEntry {
-  text: string;
+  /** The text itself, or the part's content hash (encoded requests). */
+  readonly key: string;
+  /** The JSON text (decoded on each read for a part kept as bytes). */
+  readonly text: string;
   references: number;
   /** UTF-8 length, for the request size shown in the list. */
-  utf8Bytes: number;
+  readonly utf8Bytes: number;
+  /** UTF-16 bytes of a text; 0 for a part kept as bytes (its block is counted instead). */
+  readonly retainedBytes: number;
+  /** The block holding the part's bytes; null for a text. */
+  readonly block: ByteBlock | null;
+}
+
+/** The new parts of one encoded request, copied out of its transferred buffer (which is not kept). */
+interface ByteBlock {
+  readonly byteLength: number;
+  /** Parts of it still in the pool. */
+  liveEntries: number;
+}
+
+const utf8 = new TextDecoder();
+
+function createBytesEntry(key: string, bytes: Uint8Array, block: ByteBlock): PoolEntry {
+  block.liveEntries += 1;
+  return {
+    key,
+    get text() {
+      return utf8.decode(bytes);
+    },
+    references: 0,
+    utf8Bytes: bytes.byteLength,
+    retainedBytes: 0,
+    block,
+  };
 }
 
 export interface StoredRequest {
@@ -42,13 +86,47 @@ export class RequestPool {
   }
 
   store(request: ChatRequest): StoredRequest {
-    const hasTools = request.tools !== undefined;
-    // Emptied, not deleted: the rebuilt request keeps the original key order.
-    const head = this.redactText(JSON.stringify({ ...request, messages: [], ...(hasTools ? { tools: [] } : {}) }));
+    const parts = splitChatRequest(request);
     return {
-      head,
-      messages: request.messages.map((message) => this.acquire(JSON.stringify(message))),
-      tools: hasTools ? this.acquire(JSON.stringify(request.tools)) : null,
+      head: this.redactText(parts.head),
+      messages: parts.messages.map((message) => this.acquire(message)),
+      tools: parts.tools === null ? null : this.acquire(parts.tools),
+    };
+  }
+
+  /** A request from a bridge in a worker thread: its parts were redacted there; only unknown ones are copied. */
+  storeEncoded(request: EncodedChatRequest): StoredRequest {
+    const keyOf = (fragment: EncodedFragment): string => `${HASH_KEY_PREFIX}${fragment.hash}`;
+    const parts = request.tools === null ? request.messages : [...request.messages, request.tools];
+    const fresh = new Map<string, EncodedFragment>();
+    let freshBytes = 0;
+    for (const fragment of parts) {
+      const key = keyOf(fragment);
+      if (this.entries.has(key) || fresh.has(key)) continue;
+      fresh.set(key, fragment);
+      freshBytes += fragment.length;
+    }
+    if (fresh.size > 0) {
+      const copy = new Uint8Array(freshBytes);
+      const block: ByteBlock = { byteLength: freshBytes, liveEntries: 0 };
+      let offset = 0;
+      for (const [key, fragment] of fresh) {
+        copy.set(request.bytes.subarray(fragment.offset, fragment.offset + fragment.length), offset);
+        this.entries.set(key, createBytesEntry(key, copy.subarray(offset, offset + fragment.length), block));
+        offset += fragment.length;
+      }
+      this.pooledBytes += block.byteLength;
+    }
+    const take = (fragment: EncodedFragment): PoolEntry => {
+      const entry = this.entries.get(keyOf(fragment)) as PoolEntry;
+      entry.references += 1;
+      return entry;
+    };
+    return {
+      // The head is small and not pooled: redacted once more here, which costs nothing.
+      head: this.redactText(decodeFragment(request, request.head)),
+      messages: request.messages.map(take),
+      tools: request.tools === null ? null : take(request.tools),
     };
   }
 
@@ -70,17 +148,20 @@ export class RequestPool {
       existing.references += 1;
       return existing;
     }
-    const entry: PoolEntry = { text, references: 1, utf8Bytes: Buffer.byteLength(text, 'utf8') };
+    const entry: PoolEntry = { key: text, text, references: 1, utf8Bytes: Buffer.byteLength(text, 'utf8'), retainedBytes: stringBytes(text), block: null };
     this.entries.set(text, entry);
-    this.pooledBytes += stringBytes(text);
+    this.pooledBytes += entry.retainedBytes;
     return entry;
   }
 
   private release(entry: PoolEntry): void {
     entry.references -= 1;
     if (entry.references > 0) return;
-    this.entries.delete(entry.text);
-    this.pooledBytes -= stringBytes(entry.text);
+    this.entries.delete(entry.key);
+    this.pooledBytes -= entry.retainedBytes;
+    if (entry.block === null) return;
+    entry.block.liveEntries -= 1;
+    if (entry.block.liveEntries === 0) this.pooledBytes -= entry.block.byteLength;
   }
 }
 

@@ -1,5 +1,5 @@
 import { DEFAULT_TRAFFIC_BUFFER_SIZE, MAX_TRAFFIC_BUFFER_SIZE, MIN_TRAFFIC_BUFFER_SIZE } from '../core/defaults.ts';
-import type { ExchangeStartEvent, TrafficEvent } from '../core/traffic-event.ts';
+import type { BridgeTrafficEvent, EncodedExchangeStartEvent, ExchangeStartEvent } from '../core/traffic-event.ts';
 import type { ResponsesOutputItem } from '../core/responses/responses-output.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
 import type { BodyContent, BodyReference, ExchangeDetail, ExchangeSummary, TrafficStats } from '../shared/webview-protocol.ts';
@@ -19,7 +19,10 @@ import { capSummaryError, countOutputInto, createExchangeSummary } from './traff
  * record each live in their own file.
  */
 
-/** Default budget for retained bodies: 64 MiB counted as UTF-16 (an upper bound of V8's string storage). */
+/**
+ * Default budget for retained bodies: 64 MiB, strings counted as UTF-16 (an upper bound of V8's string
+ * storage) and the parts of encoded requests, kept as UTF-8 bytes, by their length.
+ */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export interface TrafficStoreOptions {
@@ -66,7 +69,8 @@ export class TrafficStore {
     this.pool = new RequestPool(this.redactText);
   }
 
-  apply(event: TrafficEvent): TrafficStoreChange {
+  /** Either form of the start event: objects (a bridge on this thread) or encoded (a bridge in a worker). */
+  apply(event: BridgeTrafficEvent): TrafficStoreChange {
     switch (event.type) {
       case 'exchange-start':
         return this.start(event);
@@ -202,14 +206,14 @@ export class TrafficStore {
 
   // ---------- internals ----------
 
-  private start(event: ExchangeStartEvent): TrafficStoreChange {
+  private start(event: ExchangeStartEvent | EncodedExchangeStartEvent): TrafficStoreChange {
     const summary = this.createSummary(event.exchangeId, event.startedAt);
     summary.roundTrip = { ...event.roundTrip };
     summary.model = event.model;
     summary.upstreamModel = event.upstreamModel;
     summary.stream = event.clientStream;
     summary.requestBytes = event.requestBytes;
-    const request = this.pool.store(event.loweredRequest);
+    const request = 'encodedRequest' in event ? this.pool.storeEncoded(event.encodedRequest) : this.pool.store(event.loweredRequest);
     summary.loweredRequestBytes = measureStoredRequest(request);
     const original = toJsonText(event.toolChoice.original);
     const sent = toJsonText(event.toolChoice.sent);

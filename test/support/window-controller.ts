@@ -4,13 +4,15 @@
  * remembered port, as windows share VS Code's global state.
  */
 import { createSilentLogger } from '../../src/core/logger.ts';
-import type { TrafficEvent } from '../../src/core/traffic-event.ts';
+import type { BridgeTrafficEvent } from '../../src/core/traffic-event.ts';
 import { BridgeController, type StartResult } from '../../src/extension/bridge-controller.ts';
 import type { BridgeSettings } from '../../src/extension/settings.ts';
+import { bridgeWorkerScript } from './bridge-worker-script.ts';
 
 export interface TestWindow {
   controller: BridgeController;
-  traffic: TrafficEvent[];
+  /** Starts of a bridge this window runs arrive encoded (the bridge runs in a worker thread). */
+  traffic: BridgeTrafficEvent[];
   takeOvers: StartResult[];
   settings: BridgeSettings;
 }
@@ -22,6 +24,7 @@ export function createTestWindow(options: { token: string; backendUrl: string; p
     getBackendApiKey: () => null,
     getSecretValues: () => [options.token],
     getBridgeToken: () => options.token,
+    bridgeWorkerScript: bridgeWorkerScript(),
     portMemory: {
       get: () => memory.port,
       set: async (port) => {
@@ -29,7 +32,7 @@ export function createTestWindow(options: { token: string; backendUrl: string; p
       },
     },
   });
-  const traffic: TrafficEvent[] = [];
+  const traffic: BridgeTrafficEvent[] = [];
   controller.onTraffic((event) => traffic.push(event));
   const takeOvers: StartResult[] = [];
   controller.onDidTakeOver((result) => takeOvers.push(result));

@@ -3,10 +3,11 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer, type Server } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createSilentLogger } from '../../../src/core/logger.ts';
-import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
+import type { BridgeTrafficEvent } from '../../../src/core/traffic-event.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus } from '../../../src/extension/bridge-controller.ts';
 import { buildCodexCommand } from '../../../src/extension/codex-command.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
+import { bridgeWorkerScript, liveWorkerThreadIds, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
 import { createTestBridgeSettings, createTestWindow } from '../../support/window-controller.ts';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 
@@ -28,6 +29,7 @@ function createController(
     getBackendApiKey: () => null,
     getSecretValues: () => [token],
     getBridgeToken: () => token,
+    bridgeWorkerScript: bridgeWorkerScript(),
     portMemory: {
       get: () => memory.port,
       set: async (port) => {
@@ -92,6 +94,37 @@ describe('BridgeController', () => {
     assert.equal(failure.keptPrevious, false);
     assert.equal(controller.getStatus().kind, 'error');
     assert.equal(controller.getLastStartFailure()?.port, portOf(blocker));
+  });
+
+  it('a bridge whose worker thread dies leaves the status in error with the reason, and stop() afterwards is clean', async () => {
+    const controller = new BridgeController({
+      logger: createSilentLogger(),
+      getBackendApiKey: () => null,
+      getSecretValues: () => [TOKEN],
+      getBridgeToken: () => TOKEN,
+      bridgeWorkerScript: writeCrashingWorkerScript('bridge bug: lost its socket'),
+      portMemory: { get: () => undefined, set: async () => undefined },
+    });
+    await controller.start(createSettings());
+    for (let attempt = 0; attempt < 400 && controller.getStatus().kind === 'on'; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    const status = controller.getStatus();
+    assert.equal(status.kind, 'error');
+    assert.match(status.kind === 'error' ? status.message : '', /^the bridge stopped unexpectedly: the bridge's worker thread stopped \(Error: bridge bug: lost its socket\)/);
+    assert.equal(controller.getBridgeThreadId(), null);
+    await controller.stop();
+    assert.equal(controller.getStatus().kind, 'off');
+  });
+
+  it('runs the bridge in a worker thread, not on the thread that started it', async () => {
+    const { controller } = createController();
+    await controller.start(createSettings());
+    const bridgeThread = controller.getBridgeThreadId();
+    assert.ok(bridgeThread !== null && bridgeThread > 0, `thread ${bridgeThread}`);
+    assert.ok(liveWorkerThreadIds().includes(bridgeThread));
+    // stop() is what deactivate() runs: the thread is gone when it resolves.
+    await controller.stop();
+    assert.equal(controller.getBridgeThreadId(), null);
+    assert.ok(!liveWorkerThreadIds().includes(bridgeThread));
   });
 
   it('a restart onto a taken port keeps the running bridge', async () => {
@@ -181,7 +214,7 @@ async function postTurn(url: string, text: string): Promise<number> {
   return response.status;
 }
 
-function ends(traffic: readonly TrafficEvent[]): string[] {
+function ends(traffic: readonly BridgeTrafficEvent[]): string[] {
   return traffic.filter((event) => event.type === 'exchange-end').map((event) => event.exchangeId);
 }
 
@@ -212,7 +245,8 @@ describe('several windows, one bridge', () => {
 
     // One Codex turn through the shared port: both panels show it.
     assert.equal(await postTurn(started.url, 'hello'), 200);
-    await waitFor('the attached window to see the round trip', () => ends(second.traffic).length === 1);
+    // The bridge runs in a worker thread: its traffic reaches the window's thread after the answer.
+    await waitFor('both windows to see the round trip', () => ends(second.traffic).length === 1 && ends(first.traffic).length === 1);
     assert.deepEqual(ends(second.traffic), ends(first.traffic));
     assert.deepEqual(second.controller.getCounts(), first.controller.getCounts());
 
@@ -223,7 +257,7 @@ describe('several windows, one bridge', () => {
     const afterTakeOver = statusOf(second.controller);
     assert.ok(afterTakeOver.kind === 'on' && afterTakeOver.sharedFrom === undefined && afterTakeOver.port === started.port, JSON.stringify(afterTakeOver));
     assert.equal(await postTurn(started.url, 'still there'), 200);
-    assert.equal(ends(second.traffic).length, 2);
+    await waitFor('the window that took over to see its round trip', () => ends(second.traffic).length === 2);
 
     // A window opened now attaches to the bridge that took over.
     const third = createWindow(backend, memory);

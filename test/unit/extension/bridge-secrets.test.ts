@@ -136,3 +136,35 @@ describe('BridgeSecrets and the backend API key', () => {
     assert.equal(secrets.getBackendApiKeyFor(BACKEND), null);
   });
 });
+
+describe('BridgeSecrets.onDidChangeValues (the bridge in a worker thread is handed the new values)', () => {
+  it('fires after the mirror changed, for a new key, an approved origin, a removed key, and another window\'s key or token', async () => {
+    const storage = createMemorySecretStorage();
+    const secrets = await BridgeSecrets.load(storage, createRecordingLogger(), BACKEND);
+    const seen: Array<{ key: string | null; token: string }> = [];
+    const subscription = secrets.onDidChangeValues(() => seen.push({ key: secrets.getBackendApiKeyFor('http://127.0.0.1:9000/v1') ?? secrets.getBackendApiKeyFor(BACKEND), token: secrets.getBridgeToken() }));
+    const token = secrets.getBridgeToken();
+
+    await secrets.setBackendApiKey(KEY, BACKEND);
+    assert.deepEqual(seen.at(-1), { key: KEY, token });
+    await secrets.bindBackendApiKeyTo('http://127.0.0.1:9000/v1');
+    assert.equal(secrets.getBackendApiKeyFor('http://127.0.0.1:9000/v1'), KEY);
+    assert.deepEqual(seen.at(-1), { key: KEY, token });
+    const count = seen.length;
+    storage.storeFromElsewhere(RECORD, JSON.stringify({ key: 'sk-from-another-window', origin: originOf(BACKEND) }));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(seen.length > count);
+    assert.deepEqual(seen.at(-1), { key: 'sk-from-another-window', token });
+    storage.storeFromElsewhere('freeformBridge.bridgeToken', 'ffb_from-another-window');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(seen.at(-1), { key: 'sk-from-another-window', token: 'ffb_from-another-window' });
+    await secrets.setBackendApiKey('', BACKEND);
+    assert.deepEqual(seen.at(-1), { key: null, token: 'ffb_from-another-window' });
+
+    subscription.dispose();
+    const disposedAt = seen.length;
+    await secrets.setBackendApiKey(KEY, BACKEND);
+    assert.equal(seen.length, disposedAt);
+    secrets.dispose();
+  });
+});

@@ -5,7 +5,8 @@
 import type { ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
 import type { ResponsesOutputItem } from '../../../src/core/responses/responses-output.ts';
 import type { RoundTripLabel } from '../../../src/core/round-trip-label.ts';
-import type { ExchangeDeltaEvent, ExchangeEndEvent, ExchangeStartEvent } from '../../../src/core/traffic-event.ts';
+import { encodeChatRequest } from '../../../src/core/chat-request-fragments.ts';
+import type { EncodedExchangeStartEvent, ExchangeDeltaEvent, ExchangeEndEvent, ExchangeStartEvent } from '../../../src/core/traffic-event.ts';
 import type { BridgeWarning } from '../../../src/core/warnings.ts';
 
 export const TURN: RoundTripLabel = { kind: 'turn', agentName: '/root', text: 'turn' };
@@ -41,6 +42,12 @@ export function startEvent(exchangeId: string, loweredRequest: ChatRequest = cre
     loweredRequest,
     roundTrip: TURN,
   };
+}
+
+/** The start as a bridge in a worker thread posts it (bridge-worker-entry.ts): the lowered request encoded. */
+export function encodedStartEvent(exchangeId: string, loweredRequest: ChatRequest, redactText: (text: string) => string = (text) => text): EncodedExchangeStartEvent {
+  const { loweredRequest: _objects, ...rest } = startEvent(exchangeId, loweredRequest);
+  return { ...rest, encodedRequest: encodeChatRequest(loweredRequest, redactText) };
 }
 
 export function customCall(callId: string, input: string): ResponsesOutputItem {

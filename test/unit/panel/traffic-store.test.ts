@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { redactSecrets } from '../../../src/core/redact-secrets.ts';
 import { TrafficStore } from '../../../src/extension/traffic-store.ts';
 import { TEXT_VIEW_LIMIT } from '../../../src/shared/webview-protocol.ts';
-import { createLoweredRequest, customCall, deltaEvent, endEvent, functionCall, grammarWarning, HTML_PAYLOAD, startEvent } from './traffic-events.ts';
+import { createLoweredRequest, customCall, deltaEvent, encodedStartEvent, endEvent, functionCall, grammarWarning, HTML_PAYLOAD, startEvent } from './traffic-events.ts';
 
 describe('TrafficStore: one round trip', () => {
   it('summarises a running exchange, then its end', () => {
@@ -233,6 +233,29 @@ describe('TrafficStore: bounds', () => {
     store.apply(endEvent('resp_0', [customCall('call_1', 'x')], [grammarWarning('call_1', 'x')]));
     assert.equal(store.getSummaries()[0]?.liftedCallCount, 1);
     assert.deepEqual(store.getDetail('resp_0')?.items, []);
+  });
+
+  it('encoded starts (a bridge in a worker): a session\'s history kept once, evicted bodies free their parts, clear frees all', () => {
+    const store = new TrafficStore({ capacity: 100, maxBodyBytes: 2_000_000 });
+    const history: Array<{ role: 'user' | 'assistant'; content: string }> = [];
+    for (let turn = 0; turn < 30; turn += 1) {
+      history.push({ role: turn % 2 === 0 ? 'user' : 'assistant', content: `${turn} ${'h'.repeat(20_000)}` });
+      store.apply(encodedStartEvent(`resp_${turn}`, createLoweredRequest([...history])));
+    }
+    const oneCopy = history.reduce((total, message) => total + JSON.stringify(message).length * 2, 0);
+    const retained = store.getStats().retainedBodyBytes;
+    assert.ok(retained < oneCopy * 1.1, `retained ${retained} bytes for ${oneCopy} bytes of history`);
+    assert.deepEqual(store.getLoweredRequestValue('resp_29'), createLoweredRequest(history));
+    assert.equal(store.getStats().evictedBodyCount, 0);
+
+    // Turns of a new, unrelated size push the budget: the oldest bodies go, and their parts with them.
+    for (let turn = 30; turn < 40; turn += 1) store.apply(encodedStartEvent(`resp_${turn}`, createLoweredRequest([{ role: 'user', content: `${turn} ${'z'.repeat(300_000)}` }])));
+    const stats = store.getStats();
+    assert.ok(stats.retainedBodyBytes <= 2_000_000, `retained ${stats.retainedBodyBytes}`);
+    assert.ok(stats.evictedBodyCount >= 30, `evicted ${stats.evictedBodyCount}`);
+    assert.equal(store.getLoweredRequestValue('resp_29'), null);
+    store.clear();
+    assert.equal(store.getStats().retainedBodyBytes, 0);
   });
 
   it('always keeps the newest request, even one larger than the budget', () => {

@@ -1,5 +1,5 @@
 /**
- * The extension in a real VS Code extension host: commands, the in-process bridge, the status
+ * The extension in a real VS Code extension host: commands, the bridge (in a worker thread), the status
  * bar, settings, secrets and the Codex config, each checked through what a user would observe
  * (HTTP on 127.0.0.1, files on disk) plus the test-only state accessor that activate() returns.
  */
@@ -166,8 +166,44 @@ describe('Freeform Bridge in a real VS Code extension host', function () {
     assert.equal(counted.trafficLines.length, before + 1);
   });
 
+  it('serves from a worker thread, and the panel\'s store still gets each round trip, its lowered request redacted', async () => {
+    const { url, bridgeThreadId } = await waitForState((value) => value.status === 'on', 'the bridge to run');
+    assert.ok(bridgeThreadId !== null && bridgeThreadId > 0, `the bridge runs on thread ${bridgeThreadId}, not the extension host's (0)`);
+    const key = `sk-worker-${Date.now()}-secret`;
+    await vscode.commands.executeCommand('freeformBridge.setBackendApiKey', key);
+    const before = state().trafficPanel.exchanges;
+    const marker = `worker-thread-check-${Date.now()}`;
+    const response = await fetch(`${url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${api.getBridgeToken()}` },
+      body: responsesRequest(`${marker}: my key is ${key}`),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    await response.text();
+    // The new key reached the worker (it runs on its own thread and cannot read the secret storage).
+    assert.equal(backend.requests.filter((request) => request.path === '/v1/chat/completions').at(-1)?.headers.authorization, `Bearer ${key}`);
+    const stored = await waitForState((value) => value.trafficPanel.exchanges === before + 1, 'the round trip to reach the panel\'s store');
+    assert.ok(stored.trafficPanel.retainedBodyBytes > 0);
+
+    const folder = mkdtempSync(join(tmpdir(), 'freeform-bridge-export-'));
+    try {
+      const file = join(folder, 'traffic.jsonl');
+      await vscode.commands.executeCommand('freeformBridge.exportTraffic', { uri: file });
+      const lines = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { loweredRequest: { messages: Array<{ role: string; content: unknown }> } | null });
+      const exported = lines.find((line) => JSON.stringify(line.loweredRequest).includes(marker));
+      assert.ok(exported?.loweredRequest, 'the round trip is exported with its lowered request');
+      const user = exported.loweredRequest.messages.find((message) => message.role === 'user');
+      assert.equal(user?.content, `${marker}: my key is [redacted]`);
+      assert.ok(!readFileSync(file, 'utf8').includes(key));
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('Stop closes the server and aborts calls in flight', async () => {
     const { url } = state();
+    const chatRequests = (): number => backend.requests.filter((request) => request.path === '/v1/chat/completions').length;
+    const earlier = chatRequests();
     backend.holdChatCompletions = true;
     try {
       const inFlight = fetch(`${url}/v1/responses`, {
@@ -178,7 +214,7 @@ describe('Freeform Bridge in a real VS Code extension host', function () {
         async (response) => ({ status: response.status, body: await response.text() }),
         (error: unknown) => ({ status: 0, body: String(error) }),
       );
-      await waitFor(() => backend.requests.filter((request) => request.path === '/v1/chat/completions').length, (count) => count >= 2, 'the held request to reach the backend');
+      await waitFor(chatRequests, (count) => count > earlier, 'the held request to reach the backend');
       await vscode.commands.executeCommand('freeformBridge.stop');
       await waitFor(() => backend.abortedRequests, (count) => count === 1, 'the upstream call to be aborted');
       // The bridge answers the caller why (Codex shows it) rather than just cutting the socket.
