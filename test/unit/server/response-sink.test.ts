@@ -153,7 +153,7 @@ describe('response sinks', () => {
   });
 
   it('says when Codex\'s socket is full, so the backend is not read faster than Codex reads', async () => {
-    const big: ResponsesStreamEvent = { type: 'response.output_text.delta', sequence_number: 1, item_id: 'i', output_index: 0, content_index: 0, delta: 'x'.repeat(256 * 1024), logprobs: [] };
+    const big: ResponsesStreamEvent = { type: 'response.output_text.delta', sequence_number: 1, item_id: 'i', output_index: 0, content_index: 0, delta: 'x'.repeat(256 * 1024) };
     let fullCalls = 0;
     const writeAnswers: boolean[] = [];
     let fullAnswer: boolean | null = null;
@@ -202,7 +202,7 @@ describe('response sinks', () => {
     const { start, rest, final } = createAnswer();
     let committed = true;
     handler = (response) => {
-      const sink = createJsonSink(response, { onClientGone: () => {}, onFull: () => {} });
+      const sink = createJsonSink(response, { onClientGone: () => {} });
       assert.equal(sink.write(start), true);
       sink.write(rest);
       committed = sink.committed;
