@@ -438,13 +438,13 @@ function valueAtPath(root: unknown, path: IssuePath): unknown {
   return current;
 }
 
+/** The request schema, compiled: a valid request is checked without copying it. */
+const parseRequestBody = createCheckedParser(responsesRequestSchema);
+
 /**
  * Validates a request body. Throws `InvalidRequestError` naming the first offending field
  * (`input[3].call_id`) so Codex prints something a user can act on (HTTP 400 is shown verbatim).
  */
-/** The request schema, compiled: a valid request is checked without copying it. */
-const parseRequestBody = createCheckedParser(responsesRequestSchema);
-
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (!isPlainObject(body)) {
     throw new InvalidRequestError('the request body must be a JSON object');

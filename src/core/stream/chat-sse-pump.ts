@@ -87,12 +87,12 @@ export class ChatSsePump {
   }
 }
 
+const parseCompletion = createCheckedParser(chatCompletionSchema);
+
 /**
  * A backend that answers a stream request with one JSON completion (a proxy that does not stream):
  * the completion goes through the same translator as one chunk, so both shapes are lifted alike.
  */
-const parseCompletion = createCheckedParser(chatCompletionSchema);
-
 export function liftJsonCompletion(translator: ChatStreamTranslator, text: string, options: Pick<ChatSsePumpOptions, 'source'> = {}): ResponsesStreamEvent[] {
   const parsed = parseJson(text);
   const completion = parsed.success ? parseCompletion(parsed.value) : null;
