@@ -4,7 +4,12 @@ export const LOAD_ANSWER = 'done';
 
 export type LoadScenario = 'session' | 'streaming';
 
-export type LoadRequest = { type: 'run'; scenario: LoadScenario; url: string; token: string } | { type: 'close' };
+export interface LoadRequest {
+  type: 'run';
+  scenario: LoadScenario;
+  url: string;
+  token: string;
+}
 
 /** What the client saw of one exchange. */
 export interface ExchangeResult {

@@ -107,10 +107,6 @@ async function main(): Promise<void> {
   const built = { session: sessionTurns(repository), streaming: streamingSessions(repository) };
   const reply = (message: LoadReply): void => port.postMessage(message);
   port.on('message', (request: LoadRequest) => {
-    if (request.type === 'close') {
-      void backend.close().then(() => port.close());
-      return;
-    }
     void (async () => {
       if (request.scenario === 'session') {
         backend.streamedDeltas = SESSION_DELTAS;
