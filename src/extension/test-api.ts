@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type * as vscode from 'vscode';
 import type { BridgeStatus } from './bridge-controller.ts';
 import type { ExtensionServices } from './extension-services.ts';
@@ -33,6 +34,40 @@ export interface FreeformBridgeTestApi {
     backendApiKeyOrigin: string | null;
   };
   getBridgeToken(): string;
+  /** Starts (or restarts) measuring this thread's event-loop delay: the extension host's main thread. */
+  startEventLoopDelay(): void;
+  /** The delay since startEventLoopDelay(), which stops measuring. */
+  takeEventLoopDelay(): EventLoopDelayFigures;
+}
+
+export interface EventLoopDelayFigures {
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  samples: number;
+}
+
+/**
+ * A 1 ms resolution, so a stall of a few milliseconds shows (each sample includes the timer's own
+ * interval: an idle loop reads about 1 ms). Created on first use, so nothing samples unless a test asks.
+ */
+function createEventLoopDelayMeter(): Pick<FreeformBridgeTestApi, 'startEventLoopDelay' | 'takeEventLoopDelay'> {
+  let histogram: IntervalHistogram | null = null;
+  const milliseconds = (nanoseconds: number): number => nanoseconds / 1e6;
+  return {
+    startEventLoopDelay: () => {
+      histogram?.disable();
+      histogram = monitorEventLoopDelay({ resolution: 1 });
+      histogram.enable();
+    },
+    takeEventLoopDelay: () => {
+      if (!histogram) throw new Error('takeEventLoopDelay() needs startEventLoopDelay() first');
+      histogram.disable();
+      const figures = { p50Ms: milliseconds(histogram.percentile(50)), p99Ms: milliseconds(histogram.percentile(99)), maxMs: milliseconds(histogram.max), samples: histogram.count };
+      histogram = null;
+      return figures;
+    },
+  };
 }
 
 export function createTestApi(
@@ -64,5 +99,6 @@ export function createTestApi(
       };
     },
     getBridgeToken: () => secrets.getBridgeToken(),
+    ...createEventLoopDelayMeter(),
   };
 }

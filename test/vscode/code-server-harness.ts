@@ -35,6 +35,9 @@ const DEFAULT_SETTINGS: Record<string, unknown> = {
   'security.workspace.trust.enabled': false,
   'workbench.secondarySideBar.defaultVisibility': 'hidden',
   'remote.autoForwardPorts': false,
+  // Otherwise the extension host spawns a process every few seconds to look for listening ports,
+  // a stall of 20 ms or more on its thread that the event-loop test would count as the bridge's.
+  'remote.autoForwardPortsSource': 'output',
 };
 
 export interface CodeServer {

@@ -21,6 +21,12 @@ export interface FakeBackend {
   holdChatCompletions: boolean;
   /** How many held chat completions the bridge has abandoned (their connection closed). */
   abortedRequests: number;
+  /** A streamed answer is sent this many times, one content delta each (default 1). */
+  streamedDeltas: number;
+  /** Milliseconds between two streamed deltas (0: all at once), so a stream lasts as a real one does. */
+  deltaIntervalMs: number;
+  /** When false, request bodies are not kept (a load test's megabytes), only method, path and headers. */
+  recordBodies: boolean;
   close(): Promise<void>;
 }
 
@@ -41,12 +47,12 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
 }
 
 export async function startFakeBackend(answer = 'pong'): Promise<FakeBackend> {
-  const backend: Omit<FakeBackend, 'url' | 'close'> = { requests: [], holdChatCompletions: false, abortedRequests: 0 };
+  const backend: Omit<FakeBackend, 'url' | 'close'> = { requests: [], holdChatCompletions: false, abortedRequests: 0, streamedDeltas: 1, deltaIntervalMs: 0, recordBodies: true };
   const server = createServer((request, response) => {
     void (async () => {
       const body = await readBody(request);
       const path = (request.url ?? '/').split('?')[0] ?? '/';
-      backend.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body });
+      backend.requests.push({ method: request.method ?? 'GET', path, headers: request.headers, body: backend.recordBodies ? body : '' });
       if (request.method === 'GET' && path === '/v1/models') {
         sendJson(response, 200, { object: 'list', data: [{ id: FAKE_MODEL, object: 'model', owned_by: 'fake', max_model_len: 32768 }] });
         return;
@@ -67,6 +73,10 @@ export async function startFakeBackend(answer = 'pong'): Promise<FakeBackend> {
           const chunk = (delta: unknown, finishReason: string | null): string =>
             `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
           response.write(chunk({ role: 'assistant', content: answer }, null));
+          for (let delta = 1; delta < backend.streamedDeltas; delta++) {
+            if (backend.deltaIntervalMs > 0) await new Promise((wake) => setTimeout(wake, backend.deltaIntervalMs));
+            response.write(chunk({ content: answer }, null));
+          }
           response.write(chunk({}, 'stop'));
           response.end('data: [DONE]\n\n');
           return;
