@@ -450,8 +450,8 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
       context.diagnostic(`bridge process: ${total} requests in ${elapsedSeconds.toFixed(1)} s; RSS median ${megabytes(median)}, peak (VmHWM) ${megabytes(peak)} over ${samples.length} samples`);
       assert.ok(samples.length > 10, 'the RSS was sampled through the load');
       // Of this, about 42 MB is Node's own code mapped from its binary; most of the rest is V8's young
-      // generation, which V8 sizes for throughput (capping it near 100 MB in total cost 15–60 % more CPU
-      // per request, `npm run bench`). The bound catches a leak or a per-exchange buffer that grows.
+      // generation, which V8 sizes for throughput (capping it, measured, cost 15–60 % more CPU per
+      // request). The bound catches a leak or a per-exchange buffer that grows.
       assert.ok(peak <= MAX_BRIDGE_PEAK_RSS_BYTES, `the bridge's peak RSS was ${megabytes(peak)}`);
     } finally {
       if (sampler) clearInterval(sampler);
