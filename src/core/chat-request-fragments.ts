@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ChatRequest } from './chat/chat-completions-api.ts';
-import type { EncodedChatRequest, EncodedFragment } from './traffic-event.ts';
+import type { ChatRequestParts, EncodedChatRequest, EncodedFragment } from './traffic-event.ts';
 
 /*
  * A lowered Chat request cut into the parts the traffic panel keeps once each: the head (the request
@@ -13,13 +13,6 @@ import type { EncodedChatRequest, EncodedFragment } from './traffic-event.ts';
  * already holds by looking its hash up.
  */
 
-/** The parts as JSON text; the head keeps the request's key order. */
-export interface ChatRequestParts {
-  head: string;
-  messages: string[];
-  tools: string | null;
-}
-
 export function splitChatRequest(request: ChatRequest): ChatRequestParts {
   const hasTools = request.tools !== undefined;
   return {
@@ -30,12 +23,38 @@ export function splitChatRequest(request: ChatRequest): ChatRequestParts {
   };
 }
 
+const MESSAGES_PLACEHOLDER = '"messages":[]';
+const TOOLS_PLACEHOLDER = '"tools":[]';
+
+/**
+ * The parts put back together: exactly `JSON.stringify(request)`, so a bridge that serialises a
+ * request by parts for the panel sends those same bytes upstream instead of serialising it twice.
+ * The placeholders are found by their first occurrence: only `model` (a JSON string, whose quotes are
+ * all escaped) comes before them in the head, so the first unescaped `"messages":[]` is the key.
+ */
+export function joinChatRequestParts(parts: ChatRequestParts): string {
+  const { head } = parts;
+  const messagesAt = head.indexOf(MESSAGES_PLACEHOLDER);
+  if (messagesAt === -1) throw new Error('the request head has no messages placeholder');
+  const afterMessages = messagesAt + MESSAGES_PLACEHOLDER.length;
+  const messages = `"messages":[${parts.messages.join(',')}]`;
+  if (parts.tools === null) return `${head.slice(0, messagesAt)}${messages}${head.slice(afterMessages)}`;
+  // Looked up in the head itself, where nothing but the placeholders can spell it.
+  const toolsAt = head.indexOf(TOOLS_PLACEHOLDER, afterMessages);
+  if (toolsAt === -1) throw new Error('the request head has no tools placeholder');
+  return `${head.slice(0, messagesAt)}${messages}${head.slice(afterMessages, toolsAt)}"tools":${parts.tools}${head.slice(toolsAt + TOOLS_PLACEHOLDER.length)}`;
+}
+
 /** 128 bits of SHA-256: collisions are out of reach even for text a model or a file chose. */
 const HASH_CHARACTERS = 22;
 
 /** `redactText` is applied to every part before it is encoded and hashed. */
 export function encodeChatRequest(request: ChatRequest, redactText: (text: string) => string): EncodedChatRequest {
-  const parts = splitChatRequest(request);
+  return encodeChatRequestParts(splitChatRequest(request), redactText);
+}
+
+/** The same, from parts already serialised (the exchange's own, when it sent them upstream). */
+export function encodeChatRequestParts(parts: ChatRequestParts, redactText: (text: string) => string): EncodedChatRequest {
   const texts = [parts.head, ...parts.messages, ...(parts.tools === null ? [] : [parts.tools])].map(redactText);
   const lengths = texts.map((text) => Buffer.byteLength(text, 'utf8'));
   const bytes = new Uint8Array(lengths.reduce((total, length) => total + length, 0));

@@ -32,6 +32,12 @@ export interface ExchangeStartEvent {
   /** Size of Codex's request body as received (decoded when it came compressed). */
   requestBytes: number;
   loweredRequest: ChatRequest;
+  /**
+   * The same request as the JSON text of its parts, when the bridge was asked to serialise it that way
+   * (a bridge in a worker thread, whose panel keeps parts): the exchange sent exactly these bytes
+   * upstream, so the panel's copy costs no second serialisation.
+   */
+  loweredRequestParts?: ChatRequestParts;
   /** What the round trip is for Codex (turn, compaction, a sub-agent's), from `x-codex-turn-metadata`. */
   roundTrip: RoundTripLabel;
 }
@@ -78,6 +84,13 @@ export interface EncodedFragment {
   hash: string;
   offset: number;
   length: number;
+}
+
+/** A lowered request as the JSON text of its parts; the head keeps the request's key order (chat-request-fragments.ts). */
+export interface ChatRequestParts {
+  head: string;
+  messages: string[];
+  tools: string | null;
 }
 
 /** A lowered request cut into its head, messages and tool list, encoded by chat-request-fragments.ts. */

@@ -18,6 +18,13 @@ import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 
 export const BRIDGE_IDENTITY_PATH = '/v1/bridge/identity';
 export const BRIDGE_TRAFFIC_PATH = '/v1/bridge/traffic';
+
+/** The stream carries the lowered request once, as objects: its serialised parts would double it. */
+function withoutRequestParts(event: TrafficEvent): TrafficEvent {
+  if (event.type !== 'exchange-start' || event.loweredRequestParts === undefined) return event;
+  const { loweredRequestParts: _parts, ...rest } = event;
+  return rest;
+}
 export const BRIDGE_NAME = 'freeform-bridge';
 
 /** The identity answer; `proof` is null when the bridge runs without a token. */
@@ -70,7 +77,7 @@ export function createBridgeTrafficHandler(dependencies: BridgeSharingDependenci
   return function handleTraffic(request: Request, response: Response): void {
     // Subscribed before the headers go out: a client that sees the stream open misses no event.
     const unsubscribe = dependencies.subscribeTraffic((event: TrafficEvent) => {
-      response.write(encodeSseEvent(event as unknown as { type: string } & Record<string, unknown>));
+      response.write(encodeSseEvent(withoutRequestParts(event) as unknown as { type: string } & Record<string, unknown>));
     });
     response.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     response.flushHeaders();

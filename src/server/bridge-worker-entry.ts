@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeChatRequest } from '../core/chat-request-fragments.ts';
+import { encodeChatRequest, encodeChatRequestParts } from '../core/chat-request-fragments.ts';
 import type { Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
@@ -59,8 +59,9 @@ function sendTraffic(event: TrafficEvent): void {
     send({ type: 'traffic', event });
     return;
   }
-  const { loweredRequest, ...rest } = event;
-  const encodedRequest = encodeChatRequest(loweredRequest, redact);
+  const { loweredRequest, loweredRequestParts, ...rest } = event;
+  // The exchange serialised the request by parts and sent their text upstream: encoded from those.
+  const encodedRequest = loweredRequestParts ? encodeChatRequestParts(loweredRequestParts, redact) : encodeChatRequest(loweredRequest, redact);
   send({ type: 'traffic', event: { ...rest, encodedRequest } }, [encodedRequest.bytes.buffer as ArrayBuffer]);
 }
 
@@ -112,6 +113,7 @@ async function serve(settings: Extract<BridgeWorkerData, { kind: 'serve' }>['set
       getSecrets: () => secrets.secrets,
       logger,
       onTraffic: queueTraffic,
+      serialiseRequestParts: true,
     });
   } catch (error) {
     const cause = error instanceof Error ? (error.cause as { message?: unknown; code?: unknown } | undefined) : undefined;

@@ -1,7 +1,7 @@
 import type { LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import type { RoundTripLabel } from '../core/round-trip-label.ts';
-import type { ExchangeOutcome, TrafficListener } from '../core/traffic-event.ts';
+import type { ChatRequestParts, ExchangeOutcome, TrafficListener } from '../core/traffic-event.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
 
 /** What the reporter reads from the stream translator: its warnings so far and its final response. */
@@ -48,7 +48,7 @@ export class ExchangeReporter {
     return this.now() - this.options.startedAtMs;
   }
 
-  start(lowered: LoweredRequest, requestBytes: number, translator: TranslatorView): void {
+  start(lowered: LoweredRequest, requestBytes: number, translator: TranslatorView, parts: ChatRequestParts | null = null): void {
     this.translator = translator;
     this.warnings.push(...lowered.warnings);
     this.options.onTraffic({
@@ -64,6 +64,7 @@ export class ExchangeReporter {
       inputItems: lowered.summary.inputItems,
       requestBytes,
       loweredRequest: lowered.chatRequest,
+      ...(parts ? { loweredRequestParts: parts } : {}),
       roundTrip: this.options.roundTrip,
     });
   }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeOptions } from '../core/bridge-options.ts';
+import { joinChatRequestParts, splitChatRequest } from '../core/chat-request-fragments.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
 import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
@@ -27,6 +28,12 @@ export interface ResponsesExchangeDependencies {
   onTraffic: TrafficListener;
   /** Seconds without any event before a `response.in_progress` keepalive goes out; 0 disables. */
   keepaliveSeconds: number;
+  /**
+   * Serialise each lowered request by parts (head, messages, tools) and send their joined text: the
+   * start event then carries the parts, for a traffic consumer that keeps them (the extension's panel)
+   * without serialising the request a second time.
+   */
+  serialiseRequestParts?: boolean;
   /**
    * How long to wait for the backend's status before committing the SSE response anyway. Errors
    * engines return before streaming still become proper HTTP statuses within this window.
@@ -88,8 +95,9 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
     // `let`: released once the request is sent (see below).
     let lowered: LoweredRequest | null = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache });
     const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair });
-    exchange.reporter.start(lowered, locals.requestBytes ?? Number(request.headers['content-length'] ?? 0), exchange.translator);
-    exchange.send(JSON.stringify(lowered.chatRequest));
+    const parts = dependencies.serialiseRequestParts ? splitChatRequest(lowered.chatRequest) : null;
+    exchange.reporter.start(lowered, locals.requestBytes ?? Number(request.headers['content-length'] ?? 0), exchange.translator, parts);
+    exchange.send(parts ? joinChatRequestParts(parts) : JSON.stringify(lowered.chatRequest));
     // The request is on its way (undici has copied the text into a buffer): drop the parsed body and
     // its lowered copy now rather than when the generation ends, possibly minutes later. Kept, they
     // survive every young-generation GC while exchanges are in flight (scavenge time per request about

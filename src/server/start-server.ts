@@ -32,6 +32,8 @@ export interface BridgeServerConfig {
   getToken?: () => string | null;
   options?: Partial<BridgeOptions>;
   keepaliveSeconds?: number;
+  /** Serialise each lowered request by parts, for a traffic consumer that keeps parts (responses-exchange.ts). */
+  serialiseRequestParts?: boolean;
   commitGraceMs?: number;
   upstreamIdleTimeoutSeconds?: number;
   logger?: Logger;
@@ -131,6 +133,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     getSecrets,
     allowedHostnames: isLoopbackHostname(host) || host === '0.0.0.0' || host === '::' ? [] : [host],
     keepaliveSeconds: config.keepaliveSeconds ?? DEFAULT_KEEPALIVE_SECONDS,
+    serialiseRequestParts: config.serialiseRequestParts === true,
     commitGraceMs: config.commitGraceMs ?? DEFAULT_COMMIT_GRACE_MS,
     upstreamIdleTimeoutSeconds: config.upstreamIdleTimeoutSeconds ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS,
     version: BRIDGE_VERSION,

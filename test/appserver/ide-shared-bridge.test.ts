@@ -41,7 +41,10 @@ describe(codexSuiteTitle('app-server through a bridge shared by two VS Code wind
 
     assert.equal(await runTurn('first turn'), 'completed');
     const endsSeenBySecond = (): number => second.traffic.filter((event) => event.type === 'exchange-end').length;
-    for (let attempt = 0; attempt < 200 && endsSeenBySecond() < 1; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    const waitForEnds = async (count: number): Promise<void> => {
+      for (let attempt = 0; attempt < 200 && endsSeenBySecond() < count; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    };
+    await waitForEnds(1);
     assert.equal(endsSeenBySecond(), 1, 'the attached window\'s panel saw the first round trip');
 
     await first.controller.stop();
@@ -50,6 +53,8 @@ describe(codexSuiteTitle('app-server through a bridge shared by two VS Code wind
 
     assert.equal(await runTurn('second turn'), 'completed');
     assert.equal(chatRequests(setup.backend).length, 2);
+    // Traffic crosses from the bridge's worker thread to the window's thread after the answer is sent.
+    await waitForEnds(2);
     assert.equal(endsSeenBySecond(), 2, 'the second round trip ran through the bridge the second window now runs');
   });
 });
