@@ -65,7 +65,8 @@ export async function bundleChildren(): Promise<ChildBundles> {
     extensionHost: resolve(BUILD_DIRECTORY, 'extension-host-child.cjs'),
     bridgeWorker: resolve(BUILD_DIRECTORY, 'bridge-worker.js'),
   };
-  const common: esbuild.BuildOptions = { platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, logLevel: 'warning' };
+  // Maps for stack traces only: the sources they name are in the repository, so no copy is embedded.
+  const common: esbuild.BuildOptions = { platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, sourcesContent: false, logLevel: 'warning' };
   await Promise.all([
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/bridge-child.ts')], outfile: bundles.bridge }),
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/mock-child.ts')], outfile: bundles.mock, plugins: [fastPythonJsonCheck] }),
