@@ -115,3 +115,13 @@ export interface EncodedExchangeStartEvent extends Omit<ExchangeStartEvent, 'low
 export type BridgeTrafficEvent = TrafficEvent | EncodedExchangeStartEvent;
 
 export type BridgeTrafficListener = (event: BridgeTrafficEvent) => void;
+
+/**
+ * A start event without some of its request fields, copied key by key: those fields may be built on
+ * first read (serialise-chat-request.ts), and a rest pattern would build them only to drop them.
+ */
+export function omitStartFields<K extends 'loweredRequest' | 'loweredRequestParts'>(event: ExchangeStartEvent, omitted: readonly K[]): Omit<ExchangeStartEvent, K> {
+  const rest: Record<string, unknown> = {};
+  for (const key of Object.keys(event)) if (!(omitted as readonly string[]).includes(key)) rest[key] = event[key as keyof ExchangeStartEvent];
+  return rest as Omit<ExchangeStartEvent, K>;
+}

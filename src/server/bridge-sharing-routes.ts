@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { InvalidRequestError } from '../core/errors.ts';
 import { encodeSseComment, encodeSseEvent } from '../core/sse/sse-encoder.ts';
-import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
+import { omitStartFields, type TrafficEvent, type TrafficListener } from '../core/traffic-event.ts';
 
 /**
  * Every VS Code window runs the extension in its own extension host, but Codex's config names one
@@ -21,9 +21,8 @@ export const BRIDGE_TRAFFIC_PATH = '/v1/bridge/traffic';
 
 /** The stream carries the lowered request once, as objects: its serialised parts would double it. */
 function withoutRequestParts(event: TrafficEvent): TrafficEvent {
-  if (event.type !== 'exchange-start' || event.loweredRequestParts === undefined) return event;
-  const { loweredRequestParts: _parts, ...rest } = event;
-  return rest;
+  if (event.type !== 'exchange-start' || !('loweredRequestParts' in event)) return event;
+  return omitStartFields(event, ['loweredRequestParts']);
 }
 export const BRIDGE_NAME = 'freeform-bridge';
 

@@ -1,7 +1,8 @@
 import type { LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
+import type { SerialisedChatRequest } from '../core/serialise-chat-request.ts';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import type { RoundTripLabel } from '../core/round-trip-label.ts';
-import type { ChatRequestParts, ExchangeOutcome, TrafficListener } from '../core/traffic-event.ts';
+import type { ExchangeOutcome, ExchangeStartEvent, TrafficListener } from '../core/traffic-event.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
 
 /** What the reporter reads from the stream translator: its warnings so far and its final response. */
@@ -17,6 +18,11 @@ export interface ExchangeReporterOptions {
   startedAtMs: number;
   /** Milliseconds since an arbitrary origin; the exchange's timings are differences of it. */
   now?: () => number;
+}
+
+/** An enumerable property computed on first read (spread and JSON.stringify read it like any other). */
+function defineLazyProperty<T extends object, K extends keyof T>(target: T, key: K, read: () => T[K]): void {
+  Object.defineProperty(target, key, { enumerable: true, configurable: true, get: read });
 }
 
 /**
@@ -48,10 +54,15 @@ export class ExchangeReporter {
     return this.now() - this.options.startedAtMs;
   }
 
-  start(lowered: LoweredRequest, requestBytes: number, translator: TranslatorView, parts: ChatRequestParts | null = null): void {
+  /**
+   * `sent` says how to read the request as sent: the event's `loweredRequest` (and
+   * `loweredRequestParts`, when there are parts) are read through it on first access, so a listener
+   * that does not read them costs nothing.
+   */
+  start(lowered: LoweredRequest, requestBytes: number, translator: TranslatorView, sent: Pick<SerialisedChatRequest, 'readRequest' | 'readParts'>): void {
     this.translator = translator;
     this.warnings.push(...lowered.warnings);
-    this.options.onTraffic({
+    const event: ExchangeStartEvent = {
       type: 'exchange-start',
       exchangeId: this.options.exchangeId,
       startedAt: new Date(this.options.startedAtMs).toISOString(),
@@ -64,9 +75,11 @@ export class ExchangeReporter {
       inputItems: lowered.summary.inputItems,
       requestBytes,
       loweredRequest: lowered.chatRequest,
-      ...(parts ? { loweredRequestParts: parts } : {}),
       roundTrip: this.options.roundTrip,
-    });
+    };
+    defineLazyProperty(event, 'loweredRequest', sent.readRequest);
+    if (sent.readParts) defineLazyProperty(event, 'loweredRequestParts', sent.readParts);
+    this.options.onTraffic(event);
   }
 
   /** The backend's status line arrived. */

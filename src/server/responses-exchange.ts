@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeOptions } from '../core/bridge-options.ts';
-import { joinChatRequestParts, splitChatRequest } from '../core/chat-request-fragments.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
 import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
 import { mapUpstreamHttpError } from '../core/map-upstream-http-error.ts';
+import type { LargeStringTable } from '../core/large-json-strings.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
+import { serialiseChatRequest } from '../core/serialise-chat-request.ts';
 import type { ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts';
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
@@ -60,6 +61,11 @@ export interface ExchangeLocals {
    */
   requestBytes?: number;
   exchangeId?: string;
+  /**
+   * The body's long strings, when the request path carried them as placeholders
+   * (large-json-strings.ts): the parsed body holds placeholders in the text the lowering only copies.
+   */
+  largeStrings?: LargeStringTable;
 }
 
 function seconds(milliseconds: number): number {
@@ -95,15 +101,21 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
     // `let`: released once the request is sent (see below).
     let lowered: LoweredRequest | null = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache });
     const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair });
-    const parts = dependencies.serialiseRequestParts ? splitChatRequest(lowered.chatRequest) : null;
-    exchange.reporter.start(lowered, locals.requestBytes ?? Number(request.headers['content-length'] ?? 0), exchange.translator, parts);
-    exchange.send(parts ? joinChatRequestParts(parts) : JSON.stringify(lowered.chatRequest));
-    // The request is on its way (undici has copied the text into a buffer): drop the parsed body and
-    // its lowered copy now rather than when the generation ends, possibly minutes later. Kept, they
-    // survive every young-generation GC while exchanges are in flight (scavenge time per request about
-    // halved at 32 concurrent requests) and a 10 MB history stays resident.
+    const largeStrings = locals.largeStrings ?? null;
+    // Only placeholders of text the lowering copies can be left; anything else it kept, such as a
+    // warning quoting an item, is given its real text.
+    if (largeStrings) lowered.warnings = largeStrings.restore(lowered.warnings);
+    const sent = serialiseChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings });
+    exchange.send(sent.body);
+    exchange.reporter.start(lowered, locals.requestBytes ?? Number(request.headers['content-length'] ?? 0), exchange.translator, sent);
+    // The request is on its way (undici holds its body): drop the parsed body and its lowered copy
+    // now rather than when the generation ends, possibly minutes later. Kept, they survive every
+    // young-generation GC while exchanges are in flight (scavenge time per request about halved at 32
+    // concurrent requests) and a 10 MB history stays resident. Only a traffic listener that reads the
+    // request keeps it, for as long as it keeps the start event.
     body = undefined;
     lowered = null;
+    locals.largeStrings = undefined;
     await exchange.run();
   };
 }
@@ -174,9 +186,9 @@ class Exchange implements FailureTarget {
     return this.sink.committed;
   }
 
-  /** Starts the backend call; the text is not kept. */
-  send(chatRequestText: string): void {
-    this.pending = this.call.send(chatRequestText);
+  /** Starts the backend call; the body is not kept. */
+  send(chatRequestBody: string | Uint8Array): void {
+    this.pending = this.call.send(chatRequestBody);
   }
 
   async run(): Promise<void> {

@@ -1,5 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { extractLargeStrings } from '../core/large-json-strings.ts';
+import { restoreAllButPassthroughText } from '../core/lower/passthrough-text.ts';
 import { answerRequestError, reportRejectedExchange, type ErrorAnswerDependencies } from './error-middleware.ts';
 import { assertJsonNestingDepth, createBodyError, createInvalidUtf8Error, MAX_REQUEST_BODY_BYTES } from './request-body-checks.ts';
 import type { ExchangeLocals, ResponsesExchange } from './responses-exchange.ts';
@@ -34,14 +36,20 @@ function startsWithByteOrderMark(bytes: Buffer): boolean {
   return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 }
 
+/** A body read whole and checked to be UTF-8; its JSON starts at `start` (after a byte order mark). */
+interface BodyBytes {
+  bytes: Buffer;
+  start: number;
+}
+
 /**
- * Reads the body as bytes, then checks and decodes it once. Decoding the whole body at the end is
- * about twice as fast as decoding each piece as it arrives (a streaming decoder cannot use the bulk
- * path: measured 24 against 50 ms for a 10 MB history with non-ASCII text), and the UTF-8
- * check is a separate pass that costs under a millisecond. Refuses as soon as the body is known to
- * exceed the limit (header or bytes read).
+ * Reads the body as bytes and checks that they are UTF-8, in one pass that costs under a millisecond.
+ * The text is decoded once, whole, afterwards: about twice as fast as decoding each piece as it
+ * arrives (a streaming decoder cannot use the bulk path: measured 24 against 50 ms for a 10 MB history
+ * with non-ASCII text), and a large body's long strings are not decoded at all. Refuses as soon as the
+ * body is known to exceed the limit (header or bytes read).
  */
-function readBodyText(request: IncomingMessage): Promise<{ text: string; bytes: number }> {
+function readBody(request: IncomingMessage): Promise<BodyBytes> {
   const declared = Number(request.headers['content-length']);
   if (declared > MAX_REQUEST_BODY_BYTES) {
     // Drained, not buffered: the client still gets its 413 on a connection that stays usable.
@@ -76,13 +84,12 @@ function readBodyText(request: IncomingMessage): Promise<{ text: string; bytes: 
     };
     const onEnd = (): void => {
       const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-      const bytes = size;
       stop();
       if (!isUtf8(whole)) {
         reject(createInvalidUtf8Error());
         return;
       }
-      resolve({ text: whole.toString('utf8', startsWithByteOrderMark(whole) ? 3 : 0), bytes });
+      resolve({ bytes: whole, start: startsWithByteOrderMark(whole) ? 3 : 0 });
     };
     const onError = (error: Error): void => {
       stop();
@@ -94,7 +101,7 @@ function readBodyText(request: IncomingMessage): Promise<{ text: string; bytes: 
   });
 }
 
-function parseBody(text: string): unknown {
+function parseText(text: string): unknown {
   // express.json answers an empty body with {}; validation then names the missing fields.
   if (text.length === 0) return {};
   let value: unknown;
@@ -107,6 +114,31 @@ function parseBody(text: string): unknown {
   return value;
 }
 
+/**
+ * From this size on a body's long strings are carried as bytes (large-json-strings.ts) instead of
+ * being parsed and serialised again: a 10 MB session costs about half as much. Below it, finding
+ * them costs about what it saves (a 50 kB Codex turn: no gain, `npm run bench`).
+ */
+const LARGE_STRINGS_MIN_BODY_BYTES = 256 * 1024;
+
+function parseBody(body: BodyBytes, locals: ExchangeLocals): unknown {
+  const { bytes, start } = body;
+  const table = bytes.length >= LARGE_STRINGS_MIN_BODY_BYTES ? extractLargeStrings(bytes, { start }) : null;
+  if (table) {
+    let skeleton: unknown;
+    try {
+      skeleton = JSON.parse(table.skeleton);
+    } catch {
+      // The body is not JSON: parsed whole below, so the refusal quotes JSON.parse on what was sent.
+      return parseText(bytes.toString('utf8', start));
+    }
+    assertJsonNestingDepth(skeleton);
+    locals.largeStrings = table;
+    return restoreAllButPassthroughText(skeleton, table);
+  }
+  return parseText(bytes.toString('utf8', start));
+}
+
 export interface ResponsesFastPathDependencies extends ErrorAnswerDependencies {
   runExchange: ResponsesExchange;
   checkSecurity: (request: IncomingMessage, path: string) => SecurityRefusal | null;
@@ -117,9 +149,9 @@ export function createResponsesFastPath(dependencies: ResponsesFastPathDependenc
   const serve = async (request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Promise<void> => {
     // No local holds the parsed body: the exchange drops it once lowered, and a 10 MB history must
     // not stay reachable from this frame until the answer ends.
-    const read = await readBodyText(request);
-    locals.requestBytes = read.bytes;
-    await dependencies.runExchange(parseBody(read.text), request, response, locals);
+    const read = await readBody(request);
+    locals.requestBytes = read.bytes.length;
+    await dependencies.runExchange(parseBody(read, locals), request, response, locals);
   };
   return (request, response) => {
     if (!isPlainJsonResponsesPost(request)) return false;

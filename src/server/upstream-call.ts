@@ -70,11 +70,11 @@ export class UpstreamCall {
   }
 
   /**
-   * Sends the request. Synchronous on purpose: once it returns, undici holds its own copy of the text
-   * and the caller can let go of it before the long wait for the answer.
+   * Sends the request. Synchronous on purpose: once it returns, undici holds the body (its own copy
+   * of a text) and the caller can let go of it before the long wait for the answer.
    */
-  send(chatRequestText: string): Promise<UpstreamResponse> {
-    return this.options.upstream.postChatCompletions(chatRequestText, this.abortController.signal);
+  send(chatRequestBody: string | Uint8Array): Promise<UpstreamResponse> {
+    return this.options.upstream.postChatCompletions(chatRequestBody, this.abortController.signal);
   }
 
   /**

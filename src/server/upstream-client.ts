@@ -32,7 +32,7 @@ export interface UpstreamResponse {
 
 export interface UpstreamClient {
   readonly baseUrl: string;
-  postChatCompletions(body: string, signal: AbortSignal): Promise<UpstreamResponse>;
+  postChatCompletions(body: string | Uint8Array, signal: AbortSignal): Promise<UpstreamResponse>;
   getModels(signal: AbortSignal): Promise<UpstreamResponse>;
   /**
    * A request to the backend server's own endpoints beside its OpenAI ones (llama.cpp `/props`,
@@ -167,7 +167,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   async function send(
     method: 'GET' | 'POST',
     path: string,
-    body: string | undefined,
+    body: string | Uint8Array | undefined,
     signal: AbortSignal,
     root: string = baseUrl,
   ): Promise<UpstreamResponse> {

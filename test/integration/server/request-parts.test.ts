@@ -1,6 +1,9 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
 import { joinChatRequestParts } from '../../../src/core/chat-request-fragments.ts';
+import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
+import { createWarningLedger } from '../../../src/core/warnings.ts';
 import type { ExchangeStartEvent, TrafficEvent } from '../../../src/core/traffic-event.ts';
 import { readCapture, startTestBridge } from '../../support/bridge-harness.ts';
 import { startMockBackend } from '../../support/mock-backend/create-mock-backend.ts';
@@ -16,7 +19,29 @@ after(async () => {
   for (const close of closers.reverse()) await close();
 });
 
-async function sendOneTurn(serialiseRequestParts: boolean): Promise<{ start: ExchangeStartEvent; upstreamText: string; sharedStart: Record<string, unknown> }> {
+/**
+ * A long session: well above the size from which the bridge carries long strings as bytes
+ * (large-json-strings.ts), with text that JSON escaping and joining meet in every item kind.
+ */
+function createLongSession(): Record<string, unknown> {
+  const capture = readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req2.json');
+  const file = Array.from({ length: 400 }, (_, line) => `\tconst value${line} = "quoted — café ✓ \\ ${line}";`).join('\n');
+  const history: unknown[] = [];
+  for (let turn = 0; turn < 24; turn++) {
+    history.push(
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: `turn ${turn}: ${file.slice(0, 2_000)}` }, { type: 'input_text', text: file }] },
+      { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: `thinking ${turn} ${file.slice(0, 3_000)}` }] },
+      { type: 'function_call', call_id: `call_${turn}`, name: 'exec_command', arguments: JSON.stringify({ cmd: `cat ${file.slice(0, 1_500)}` }) },
+      { type: 'function_call_output', call_id: `call_${turn}`, output: `Output:\n${file}` },
+      { type: 'custom_tool_call', call_id: `patch_${turn}`, name: 'apply_patch', input: `*** Begin Patch\n*** Add File: a${turn}.ts\n+${file.slice(0, 4_000)}\n*** End Patch` },
+      { type: 'custom_tool_call_output', call_id: `patch_${turn}`, output: [{ type: 'input_text', text: `Output:\n${file.slice(0, 1_200)}` }, { type: 'input_text', text: file.slice(0, 1_100) }] },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `done ${turn}\n${file.slice(0, 5_000)}` }] },
+    );
+  }
+  return { ...capture, stream: true, instructions: `${file}\n`, input: [...(capture.input as unknown[]), ...history] };
+}
+
+async function sendOneTurn(serialiseRequestParts: boolean, body: Record<string, unknown> = { ...readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req2.json'), stream: true }): Promise<{ start: ExchangeStartEvent; upstreamText: string; sharedStart: Record<string, unknown> }> {
   const backend = await startMockBackend({ profile: 'vllm-hermes' });
   closers.push(() => backend.close());
   const starts: ExchangeStartEvent[] = [];
@@ -32,7 +57,6 @@ async function sendOneTurn(serialiseRequestParts: boolean): Promise<{ start: Exc
   const shared = await fetch(`${bridge.url}/v1/bridge/traffic`);
   const reader = shared.body?.getReader();
   assert.ok(reader);
-  const body = { ...readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req2.json'), stream: true };
   const answer = await fetch(`${bridge.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   assert.equal(answer.status, 200);
   assert.match(await answer.text(), /response\.completed/);
@@ -61,6 +85,46 @@ describe('serialising the lowered request by parts', () => {
     assert.ok(start.loweredRequestParts.messages.length > 3);
     assert.equal('loweredRequestParts' in sharedStart, false, 'the sharing stream carries the request once');
     assert.deepEqual(sharedStart.loweredRequest, JSON.parse(upstreamText));
+  });
+
+  it('sends a long session as one full parse would, with the panel and the sharing stream seeing the real text', async () => {
+    const body = createLongSession();
+    const text = JSON.stringify(body);
+    assert.ok(Buffer.byteLength(text) > 1_000_000, `${Buffer.byteLength(text)} bytes`);
+    const expected = convertResponsesRequestToChatRequest(JSON.parse(text), resolveBridgeOptions(), createWarningLedger()).chatRequest;
+    for (const byParts of [true, false]) {
+      const { start, upstreamText, sharedStart } = await sendOneTurn(byParts, body);
+      assert.deepEqual(JSON.parse(upstreamText), expected, 'the backend receives the lowered request');
+      assert.deepEqual(start.loweredRequest, expected, 'the panel reads the real text');
+      assert.deepEqual(sharedStart.loweredRequest, expected, 'other windows read the real text');
+      if (byParts) {
+        assert.ok(start.loweredRequestParts);
+        assert.equal(upstreamText, joinChatRequestParts(start.loweredRequestParts), 'the parts spell the bytes sent');
+      }
+    }
+  });
+
+  it('refuses a long session whose long string is not JSON with the words of JSON.parse', async () => {
+    const backend = await startMockBackend({ profile: 'vllm-hermes' });
+    closers.push(() => backend.close());
+    const bridge = await startTestBridge({ backendUrl: backend.url });
+    closers.push(() => bridge.close());
+    const text = JSON.stringify(createLongSession());
+    // A bad escape deep inside the last long tool output.
+    const at = text.lastIndexOf('Output:\\n') + 12;
+    const broken = `${text.slice(0, at)}\\x${text.slice(at)}`;
+    let parseError = '';
+    try {
+      JSON.parse(broken);
+    } catch (error) {
+      parseError = (error as Error).message;
+    }
+    assert.ok(parseError !== '');
+    const answer = await fetch(`${bridge.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: broken });
+    assert.equal(answer.status, 400);
+    const refusal = (await answer.json()) as { error: { message: string } };
+    assert.ok(refusal.error.message.includes(parseError), refusal.error.message);
+    assert.equal(backend.requests.filter((request) => request.path === '/v1/chat/completions').length, 0, 'nothing reached the backend');
   });
 
   it('carries no parts without the setting, and the backend gets the same text', async () => {

@@ -16,7 +16,7 @@ function setUp(): { reporter: ExchangeReporter; translator: ChatStreamTranslator
   const lowered = convertResponsesRequestToChatRequest({ model: 'qwen3-coder', input: 'hi', stream: true }, resolveBridgeOptions(), createWarningLedger());
   const translator = new ChatStreamTranslator({ responseId: 'resp_r', model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap });
   const reporter = new ExchangeReporter({ onTraffic: (event) => events.push(event), exchangeId: 'resp_r', roundTrip: labelRoundTrip(undefined), startedAtMs: 1_000, now: () => clock.now });
-  reporter.start(lowered, 123, translator);
+  reporter.start(lowered, 123, translator, { readRequest: () => lowered.chatRequest, readParts: null });
   return { reporter, translator, events, clock };
 }
 
