@@ -41,7 +41,7 @@ function isJsonWhitespace(byte: number | undefined): boolean {
  * heap): measured, one whole-body Latin-1 string per 2 MB request left the RSS 93 MB higher after 100
  * requests and a GC, windows 0.3 MB.
  */
-const WINDOW_BYTES = 512 * 1024;
+const WINDOW_BYTES = 960 * 1024;
 
 class Latin1Windows {
   private readonly bytes: Buffer;
@@ -66,6 +66,11 @@ class Latin1Windows {
     }
     return -1;
   }
+
+  /** Bytes `[from, to)` as Latin-1 text: a substring of the window when it holds them, else decoded anew. */
+  slice(from: number, to: number): string {
+    return from >= this.start && to <= this.end ? this.text.slice(from - this.start, to - this.start) : this.bytes.toString('latin1', from, to);
+  }
 }
 
 /**
@@ -85,11 +90,13 @@ function findClosingQuote(bytes: Buffer, windows: Latin1Windows, from: number): 
 /**
  * True when the inside of a string is what `JSON.parse` accepts (no raw control character, only valid
  * escapes). Those rules are about ASCII bytes only, so parsing the Latin-1 reading of the bytes checks
- * exactly them, on V8's fast one-byte path; the decoded value is thrown away.
+ * exactly them, on V8's fast one-byte path; the decoded value is thrown away. Measured against a
+ * regular expression for the same rules (with a look back at the backslashes before each suspect):
+ * the expression was slower, garbage collections included.
  */
-function isValidStringInside(bytes: Buffer, start: number, end: number): boolean {
+function isValidStringInside(windows: Latin1Windows, start: number, end: number): boolean {
   try {
-    JSON.parse(bytes.toString('latin1', start - 1, end + 1));
+    JSON.parse(windows.slice(start - 1, end + 1));
     return true;
   } catch {
     return false;
@@ -294,7 +301,7 @@ export function extractLargeStrings(bytes: Buffer, options: { minBytes?: number;
     // Unterminated: JSON.parse of the whole body says so.
     if (close === -1) return null;
     if (close - inside >= minBytes && !isObjectKey(bytes, close + 1)) {
-      if (!isValidStringInside(bytes, inside, close)) return null;
+      if (!isValidStringInside(windows, inside, close)) return null;
       pieces.push(bytes.toString('utf8', copiedUpTo, inside), JSON.stringify(LargeStringTable.placeholderFor(nonce, spans.length / 2)).slice(1, -1));
       spans.push(inside, close);
       copiedUpTo = close;
