@@ -125,7 +125,7 @@ export class LargeStringTable {
   /** The nonce and the colon after it: in every form of a placeholder, and in nothing else. */
   private readonly nonceColon: string;
   /** The marker as it appears in serialised JSON: `\u0000` written out, then the nonce. */
-  private readonly serialisedMarker: Buffer;
+  private readonly serialisedMarkerText: string;
   private readonly restored = new Map<number, string>();
 
   constructor(bytes: Buffer, skeleton: string, spans: number[], nonce: string) {
@@ -133,7 +133,7 @@ export class LargeStringTable {
     this.skeleton = skeleton;
     this.spans = spans;
     this.nonceColon = `${nonce}:`;
-    this.serialisedMarker = Buffer.from(`\\u0000${nonce}:`, 'latin1');
+    this.serialisedMarkerText = `\\u0000${nonce}:`;
   }
 
   get count(): number {
@@ -241,40 +241,41 @@ export class LargeStringTable {
    * serialises `restore(value)` instead, so such a rewrite is slower, never wrong.
    */
   expand(serialised: string): Buffer | null {
-    const text = Buffer.from(serialised, 'utf8');
-    const pieces: number[] = [];
+    // Worked on the text itself: encoding it into a buffer of its own first would be one more large
+    // allocation per request outside V8's heap, which the allocator keeps after it is freed
+    // (measured: the RSS after 100 requests of 2 MB and a GC stayed tens of MB higher).
+    const marker = this.serialisedMarkerText;
+    const pieces: Array<string | number> = [];
     let total = 0;
     let from = 0;
-    const markerLength = this.serialisedMarker.length;
-    for (let at = text.indexOf(this.serialisedMarker); at !== -1; at = text.indexOf(this.serialisedMarker, from)) {
+    for (let at = serialised.indexOf(marker); at !== -1; at = serialised.indexOf(marker, from)) {
       // Directly inside a string, the backslash of `\u0000` is an escape, not escaped itself: an even
       // run of backslashes before it (text ending in a backslash, then a placeholder) is fine.
       let before = 0;
-      while (text[at - 1 - before] === BACKSLASH) before++;
+      while (serialised.charCodeAt(at - 1 - before) === BACKSLASH) before++;
       if (before % 2 === 1) return null;
-      let cursor = at + markerLength;
+      let cursor = at + marker.length;
       let index = 0;
       let digits = 0;
-      for (let digit = text[cursor]; digit !== undefined && digit >= 0x30 && digit <= 0x39; digit = text[++cursor]) {
+      for (let digit = serialised.charCodeAt(cursor); digit >= 0x30 && digit <= 0x39; digit = serialised.charCodeAt(++cursor)) {
         index = index * 10 + digit - 0x30;
         digits++;
       }
-      if (digits === 0 || index >= this.count || text.toString('latin1', cursor, cursor + 6) !== '\\u0000') return null;
-      pieces.push(from, at, -1 - index);
-      total += at - from + (this.spans[index * 2 + 1] as number) - (this.spans[index * 2] as number);
+      if (digits === 0 || index >= this.count || !serialised.startsWith('\\u0000', cursor)) return null;
+      const text = serialised.slice(from, at);
+      pieces.push(text, index);
+      total += Buffer.byteLength(text, 'utf8') + (this.spans[index * 2 + 1] as number) - (this.spans[index * 2] as number);
       from = cursor + 6;
     }
-    if (pieces.length === 0) return text;
-    pieces.push(from, text.length);
-    total += text.length - from;
+    if (pieces.length === 0) return Buffer.from(serialised, 'utf8');
+    const rest = serialised.slice(from);
+    pieces.push(rest);
+    total += Buffer.byteLength(rest, 'utf8');
     const result = Buffer.allocUnsafe(total);
     let offset = 0;
-    for (let piece = 0; piece < pieces.length; piece += 3) {
-      offset += text.copy(result, offset, pieces[piece] as number, pieces[piece + 1] as number);
-      const reference = pieces[piece + 2];
-      if (reference === undefined) break;
-      const index = -1 - reference;
-      offset += this.bytes.copy(result, offset, this.spans[index * 2] as number, this.spans[index * 2 + 1] as number);
+    for (const piece of pieces) {
+      if (typeof piece === 'string') offset += result.write(piece, offset, 'utf8');
+      else offset += this.bytes.copy(result, offset, this.spans[piece * 2] as number, this.spans[piece * 2 + 1] as number);
     }
     return result;
   }

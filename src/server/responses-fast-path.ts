@@ -1,7 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { extractLargeStrings } from '../core/large-json-strings.ts';
-import { restoreAllButPassthroughText } from '../core/lower/passthrough-text.ts';
+import { parseWithLargeStrings } from '../core/lower/passthrough-text.ts';
 import { answerRequestError, reportRejectedExchange, type ErrorAnswerDependencies } from './error-middleware.ts';
 import { assertJsonNestingDepth, createBodyError, createInvalidUtf8Error, MAX_REQUEST_BODY_BYTES } from './request-body-checks.ts';
 import type { ExchangeLocals, ResponsesExchange } from './responses-exchange.ts';
@@ -114,29 +113,14 @@ function parseText(text: string): unknown {
   return value;
 }
 
-/**
- * From this size on a body's long strings are carried as bytes (large-json-strings.ts) instead of
- * being parsed and serialised again: a 10 MB session costs about half as much. Below it, finding
- * them costs about what it saves (a 50 kB Codex turn: no gain, `npm run bench`).
- */
-const LARGE_STRINGS_MIN_BODY_BYTES = 256 * 1024;
-
+/** A large body's long strings are carried as bytes (large-json-strings.ts); anything else is parsed whole. */
 function parseBody(body: BodyBytes, locals: ExchangeLocals): unknown {
-  const { bytes, start } = body;
-  const table = bytes.length >= LARGE_STRINGS_MIN_BODY_BYTES ? extractLargeStrings(bytes, { start }) : null;
-  if (table) {
-    let skeleton: unknown;
-    try {
-      skeleton = JSON.parse(table.skeleton);
-    } catch {
-      // The body is not JSON: parsed whole below, so the refusal quotes JSON.parse on what was sent.
-      return parseText(bytes.toString('utf8', start));
-    }
-    assertJsonNestingDepth(skeleton);
-    locals.largeStrings = table;
-    return restoreAllButPassthroughText(skeleton, table);
-  }
-  return parseText(bytes.toString('utf8', start));
+  const carried = parseWithLargeStrings(body.bytes, body.start);
+  if (carried === null) return parseText(body.bytes.toString('utf8', body.start));
+  // Checked on the skeleton: a long string is one level, like the placeholder standing for it.
+  assertJsonNestingDepth(carried.body);
+  locals.largeStrings = carried.table;
+  return carried.body;
 }
 
 export interface ResponsesFastPathDependencies extends ErrorAnswerDependencies {
@@ -151,7 +135,9 @@ export function createResponsesFastPath(dependencies: ResponsesFastPathDependenc
     // not stay reachable from this frame until the answer ends.
     const read = await readBody(request);
     locals.requestBytes = read.bytes.length;
-    await dependencies.runExchange(parseBody(read, locals), request, response, locals);
+    // Returned, not awaited: this frame ends here, so the body's bytes it holds are not kept alive
+    // through a generation that may last minutes.
+    return dependencies.runExchange(parseBody(read, locals), request, response, locals);
   };
   return (request, response) => {
     if (!isPlainJsonResponsesPost(request)) return false;

@@ -1,4 +1,4 @@
-import { setOwnProperty, type LargeStringTable } from '../large-json-strings.ts';
+import { extractLargeStrings, setOwnProperty, type LargeStringTable } from '../large-json-strings.ts';
 
 /*
  * Which strings of a Responses request the lowering copies into the Chat request without reading them:
@@ -79,4 +79,30 @@ export function restoreAllButPassthroughText(body: unknown, table: LargeStringTa
     else setOwnProperty(copy, key, table.restore(value));
   }
   return copy;
+}
+
+/**
+ * From this size on a request body's long strings are carried as bytes instead of being parsed and
+ * serialised again: a 10 MB session costs about half as much. Below it, finding them costs about what
+ * it saves (a 50 kB Codex turn: no gain, `npm run bench`).
+ */
+export const LARGE_STRINGS_MIN_BODY_BYTES = 256 * 1024;
+
+/**
+ * A Responses request body of `LARGE_STRINGS_MIN_BODY_BYTES` or more, already checked to be UTF-8 and
+ * starting at `start` (after a byte order mark), parsed with its long strings carried as bytes: the
+ * body for lowering and the table that splices them back. Null when the body is smaller, has no long
+ * string, or is not JSON: the caller then parses it whole, and `JSON.parse` words any refusal.
+ */
+export function parseWithLargeStrings(bytes: Buffer, start: number): { body: unknown; table: LargeStringTable } | null {
+  if (bytes.length < LARGE_STRINGS_MIN_BODY_BYTES) return null;
+  const table = extractLargeStrings(bytes, { start });
+  if (table === null) return null;
+  let skeleton: unknown;
+  try {
+    skeleton = JSON.parse(table.skeleton);
+  } catch {
+    return null;
+  }
+  return { body: restoreAllButPassthroughText(skeleton, table), table };
 }
