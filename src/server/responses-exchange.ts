@@ -97,9 +97,9 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
     // or a large body's bytes may stay reachable from this frame while the generation goes on,
     // possibly minutes. Kept, they survive every young-generation GC while exchanges are in flight
     // (scavenge time per request about halved at 32 concurrent requests), a 10 MB history stays
-    // resident, and a large body's buffer is freed only by a full GC, long after (measured: the RSS
-    // after 100 requests of 2 MB and a GC stayed about 60 MB higher). Only a traffic listener that
-    // reads the request keeps it, for as long as it keeps the start event.
+    // resident, and a large body's buffer, moved to the old generation, is freed only by a full GC,
+    // long after. Only a traffic listener that reads the request keeps it, for as long as it keeps the
+    // start event.
     body = undefined;
     locals.largeStrings = undefined;
     await exchange.run();

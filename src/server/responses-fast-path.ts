@@ -117,7 +117,7 @@ function parseText(text: string): unknown {
 function parseBody(body: BodyBytes, locals: ExchangeLocals): unknown {
   const carried = parseWithLargeStrings(body.bytes, body.start);
   if (carried === null) return parseText(body.bytes.toString('utf8', body.start));
-  // Checked on the skeleton: a long string is one level, like the placeholder standing for it.
+  // A long string is one level deep, like the placeholder that stood for it: the same depth as the skeleton's.
   assertJsonNestingDepth(carried.body);
   locals.largeStrings = carried.table;
   return carried.body;
