@@ -110,7 +110,7 @@ function isObjectKey(bytes: Buffer, afterQuote: number): boolean {
 }
 
 /** `target[key] = value`, also for a key `__proto__` (an own property of parsed JSON, not the prototype). */
-export function setOwnProperty(target: Record<string, unknown>, key: string, value: unknown): void {
+function setOwnProperty(target: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
@@ -143,13 +143,6 @@ export class LargeStringTable {
   /** True when some form of a placeholder of this body is in the text. */
   mentionedIn(text: string): boolean {
     return text.includes(this.nonceColon);
-  }
-
-  /** Bytes between the quotes of all long strings together. */
-  get largeBytes(): number {
-    let total = 0;
-    for (let index = 0; index < this.spans.length; index += 2) total += (this.spans[index + 1] as number) - (this.spans[index] as number);
-    return total;
   }
 
   static placeholderFor(nonce: string, index: number): string {

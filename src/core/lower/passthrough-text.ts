@@ -1,4 +1,4 @@
-import { extractLargeStrings, setOwnProperty, type LargeStringTable } from '../large-json-strings.ts';
+import { extractLargeStrings, type LargeStringTable } from '../large-json-strings.ts';
 
 /*
  * Which strings of a Responses request the lowering copies into the Chat request without reading them:
@@ -21,38 +21,47 @@ function isObject(value: unknown): value is JsonObject {
 
 const TEXT_PART_TYPES: ReadonlySet<unknown> = new Set(['input_text', 'output_text', 'text']);
 
-/** A copy of the part with everything but `text` restored, when `keep` says the part's text passes through. */
+/**
+ * Restores a value of an object in place. The skeleton's objects are the parse's own, shared with
+ * nothing: rewriting them costs one assignment per changed field, where copies cost one object per
+ * item of a long history. Assigning to a key parsed as `__proto__` sets that own property.
+ */
+function restoreField(target: JsonObject, key: string, table: LargeStringTable): void {
+  const value = target[key];
+  const restored = table.restore(value);
+  if (restored !== value) target[key] = restored;
+}
+
+/** Everything of the part but `text` restored, when `keep` says the part's text passes through. */
 function restorePart(part: unknown, table: LargeStringTable, keep: (type: unknown) => boolean): unknown {
   if (!isObject(part) || !keep(part['type'])) return table.restore(part);
-  const copy: JsonObject = {};
-  for (const [key, value] of Object.entries(part)) setOwnProperty(copy, key, key === 'text' && typeof value === 'string' ? value : table.restore(value));
-  return copy;
+  for (const key of Object.keys(part)) if (key !== 'text' || typeof part[key] !== 'string') restoreField(part, key, table);
+  return part;
 }
 
 function restoreParts(parts: unknown, table: LargeStringTable, keep: (type: unknown) => boolean): unknown {
   if (!Array.isArray(parts)) return table.restore(parts);
-  return parts.map((part) => restorePart(part, table, keep));
+  for (let index = 0; index < parts.length; index++) parts[index] = restorePart(parts[index], table, keep);
+  return parts;
 }
 
 const isTextPart = (type: unknown): boolean => TEXT_PART_TYPES.has(type);
 const isReasoningTextPart = (type: unknown): boolean => type === 'reasoning_text';
 const isSummaryTextPart = (type: unknown): boolean => type === 'summary_text';
 
-/** How one field of an item of this type passes through; null restores it. */
-function passthroughField(type: unknown, key: string, value: unknown, table: LargeStringTable): unknown {
-  switch (type) {
-    case 'message':
-      if (key === 'content') return typeof value === 'string' ? value : restoreParts(value, table, isTextPart);
-      return null;
-    case 'reasoning':
-      if (key === 'content') return restoreParts(value, table, isReasoningTextPart);
-      if (key === 'summary') return restoreParts(value, table, isSummaryTextPart);
-      return null;
-    case 'function_call_output':
-    case 'custom_tool_call_output':
-      return key === 'output' && typeof value === 'string' ? value : null;
-    default:
-      return null;
+/** Restores one field of an item of this type, keeping the text that passes through. */
+function restoreItemField(item: JsonObject, type: unknown, key: string, table: LargeStringTable): void {
+  const value = item[key];
+  if (type === 'message' && key === 'content') {
+    if (typeof value !== 'string') item[key] = restoreParts(value, table, isTextPart);
+  } else if (type === 'reasoning' && key === 'content') {
+    item[key] = restoreParts(value, table, isReasoningTextPart);
+  } else if (type === 'reasoning' && key === 'summary') {
+    item[key] = restoreParts(value, table, isSummaryTextPart);
+  } else if ((type === 'function_call_output' || type === 'custom_tool_call_output') && key === 'output' && typeof value === 'string') {
+    // Passes through.
+  } else {
+    restoreField(item, key, table);
   }
 }
 
@@ -60,25 +69,28 @@ function restoreItem(item: unknown, table: LargeStringTable): unknown {
   if (!isObject(item)) return table.restore(item);
   // The schema's own default: an item with a role and no type is a message.
   const type = item['type'] === undefined && 'role' in item ? 'message' : item['type'];
-  const copy: JsonObject = {};
-  for (const [key, value] of Object.entries(item)) setOwnProperty(copy, key, passthroughField(type, key, value, table) ?? table.restore(value));
-  return copy;
+  for (const key of Object.keys(item)) restoreItemField(item, type, key, table);
+  return item;
 }
 
 /**
- * The request parsed from `table.skeleton`, with the real text restored everywhere the lowering reads
- * it. `instructions`, a string `input` and the passthrough fields of input items keep their
+ * The request parsed from `table.skeleton`, restored in place: the real text everywhere the lowering
+ * reads it. `instructions`, a string `input` and the passthrough fields of input items keep their
  * placeholders.
  */
 export function restoreAllButPassthroughText(body: unknown, table: LargeStringTable): unknown {
   if (!isObject(body)) return table.restore(body);
-  const copy: JsonObject = {};
-  for (const [key, value] of Object.entries(body)) {
-    if (key === 'instructions' && typeof value === 'string') setOwnProperty(copy, key, value);
-    else if (key === 'input') setOwnProperty(copy, key, typeof value === 'string' ? value : Array.isArray(value) ? value.map((item) => restoreItem(item, table)) : table.restore(value));
-    else setOwnProperty(copy, key, table.restore(value));
+  for (const key of Object.keys(body)) {
+    const value = body[key];
+    if (key === 'instructions' && typeof value === 'string') continue;
+    if (key === 'input' && typeof value === 'string') continue;
+    if (key === 'input' && Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) value[index] = restoreItem(value[index], table);
+    } else {
+      restoreField(body, key, table);
+    }
   }
-  return copy;
+  return body;
 }
 
 /**

@@ -112,7 +112,7 @@ const inputItem = fc.oneof(
   fc.record({ type: fc.constant('function_call'), call_id: callId, name: fc.constant('exec_command'), arguments: fc.oneof(trickyText, fc.constant('{"cmd":"ls"}')) }),
   fc.record({ type: fc.constantFrom('function_call_output', 'custom_tool_call_output'), call_id: callId, output: fc.oneof(trickyText, fc.array(textPart, { maxLength: 3 })) }),
   fc.record({ type: fc.constant('custom_tool_call'), call_id: callId, name: fc.constant('apply_patch'), input: trickyText }),
-  fc.record({ type: fc.constant('agent_message'), author: fc.constant('/root/worker'), content: fc.array(textPart, { maxLength: 3 }) }),
+  fc.record({ type: fc.constant('agent_message'), author: fc.constant('worker'), content: fc.array(textPart, { maxLength: 3 }) }),
   fc.record({ type: fc.constant('web_search_call'), action: fc.record({ query: trickyText }) }),
 );
 
