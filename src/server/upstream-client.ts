@@ -1,4 +1,5 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent as UndiciAgent, Dispatcher } from 'undici';
+import { Agent, request } from './undici-lean.ts';
 import { normaliseBackendUrl } from '../core/backend-url.ts';
 import { UpstreamConnectionError } from '../core/errors.ts';
 
@@ -50,7 +51,7 @@ export interface UpstreamClientOptions {
   dispatcher?: Dispatcher;
 }
 
-export function createUpstreamAgent(): Agent {
+export function createUpstreamAgent(): UndiciAgent {
   return new Agent({
     // vLLM closes idle keep-alive sockets after 5 s; stay below it so a pooled socket is never
     // reused just as the server closes it.
