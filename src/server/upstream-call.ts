@@ -70,8 +70,8 @@ export class UpstreamCall {
   }
 
   /**
-   * Sends the request. Synchronous on purpose: once it returns, undici holds the body (its own copy
-   * of a text) and the caller can let go of it before the long wait for the answer.
+   * Sends the request. Synchronous on purpose: once it returns, the upstream client holds the body
+   * (as bytes) and the caller can let go of it before the long wait for the answer.
    */
   send(chatRequestBody: string | Uint8Array): Promise<UpstreamResponse> {
     return this.options.upstream.postChatCompletions(chatRequestBody, this.abortController.signal);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createUpstreamClient, type UpstreamClient, type UpstreamResponse } from '../../../src/server/upstream-client.ts';
+import { Agent } from 'undici';
 
 /**
  * How the bridge reads a backend's answer: by 'data' events until the body ends or the
@@ -124,5 +125,41 @@ describe('UpstreamResponse: consume, release, discard', () => {
     );
     assert.equal(calls, 1);
     response.discard();
+  });
+});
+
+describe('UpstreamClient: the request body', () => {
+  it('hands a text body to undici as its UTF-8 bytes, so no string of it stays in the heap through the answer', async () => {
+    const received: string[] = [];
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        received.push(Buffer.concat(chunks).toString('utf8'));
+        response.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // What undici is given: it keeps that object until the answer has been read.
+    const given: unknown[] = [];
+    const agent = new Agent().compose((dispatch) => (options, handler) => {
+      given.push(options.body);
+      return dispatch(options, handler);
+    });
+    const client = createUpstreamClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, getApiKey: () => null, dispatcher: agent });
+    try {
+      const text = '{"model":"m","messages":[{"role":"user","content":"naïve — ✓"}]}';
+      const response = await client.postChatCompletions(text, new AbortController().signal);
+      await response.text();
+      assert.deepEqual(received, [text]);
+      assert.equal(given.length, 1);
+      assert.ok(Buffer.isBuffer(given[0]), 'the body went to undici as bytes');
+      assert.equal((given[0] as Buffer).toString('utf8'), text);
+    } finally {
+      await client.close();
+      await agent.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
