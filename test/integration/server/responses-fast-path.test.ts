@@ -118,6 +118,30 @@ describe('POST /v1/responses: fast path and Express answer alike', () => {
     assert.equal(JSON.parse(refused.text).error.code, 'invalid_utf8');
   });
 
+  it('reads a large body that says its size into one buffer as it arrives, and one sent chunked alike', async () => {
+    // 700 kB: above the size from which the fast path copies a body in place (and carries its long strings).
+    const text = `${'naïve 👋 — 日本 '.repeat(30_000)}end`;
+    const bytes = Buffer.from(JSON.stringify({ model: 'qwen3-coder', input: text, stream: false }));
+    const emoji = bytes.indexOf(Buffer.from('👋'), 400_000);
+    const pieces = [bytes.subarray(0, 1000), bytes.subarray(1000, emoji + 2), bytes.subarray(emoji + 2)];
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` };
+    for (const request of [
+      { path: FAST, headers: { ...headers, 'content-length': String(bytes.length) }, body: pieces },
+      { path: FAST, headers, body: pieces },
+    ]) {
+      backend.setHandlers(answerWithText('large'));
+      const served = await sendRawHttpRequest(bridge.url, request);
+      assert.equal(served.status, 200, served.text);
+      const sent = backend.requests.at(-1)?.body as { messages: Array<{ content: unknown }> };
+      assert.equal(sent.messages.at(-1)?.content, text);
+    }
+    const bad = Buffer.from(bytes);
+    bad[emoji + 1] = 0xff;
+    const refused = await sendRawHttpRequest(bridge.url, { path: FAST, headers: { ...headers, 'content-length': String(bad.length) }, body: [bad.subarray(0, 1000), bad.subarray(1000)] });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(JSON.parse(refused.text).error.code, 'invalid_utf8');
+  });
+
   it('records the real size of the request, sent chunked (no Content-Length) or compressed, and its round-trip label', async () => {
     const body = JSON.stringify({ model: 'qwen3-coder', input: [{ role: 'user', content: 'one ✓' }, { role: 'user', content: 'two' }], stream: false });
     const size = Buffer.byteLength(body);
