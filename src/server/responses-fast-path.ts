@@ -41,6 +41,9 @@ interface BodyBytes {
   start: number;
 }
 
+/** From this declared size on, the body is copied into one buffer as it arrives (readBody). */
+const COPY_IN_PLACE_FROM_BYTES = 256 * 1024;
+
 /**
  * Reads the body as bytes and checks that they are UTF-8, in one pass that costs under a millisecond.
  * The text is decoded once, whole, afterwards: about twice as fast as decoding each piece as it
@@ -48,9 +51,6 @@ interface BodyBytes {
  * with non-ASCII text), and a large body's long strings are not decoded at all. Refuses as soon as the
  * body is known to exceed the limit (header or bytes read).
  */
-/** From this declared size on, the body is copied into one buffer as it arrives (readBody). */
-const COPY_IN_PLACE_FROM_BYTES = 256 * 1024;
-
 function readBody(request: IncomingMessage): Promise<BodyBytes> {
   const declared = Number(request.headers['content-length']);
   if (declared > MAX_REQUEST_BODY_BYTES) {
