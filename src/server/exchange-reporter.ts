@@ -1,8 +1,9 @@
+import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
 import type { LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
 import type { SerialisedChatRequest } from '../core/serialise-chat-request.ts';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import type { RoundTripLabel } from '../core/round-trip-label.ts';
-import type { ExchangeOutcome, ExchangeStartEvent, TrafficListener } from '../core/traffic-event.ts';
+import type { ChatRequestParts, ExchangeOutcome, ExchangeStartEvent, TrafficListener } from '../core/traffic-event.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
 
 /** What the reporter reads from the stream translator: its warnings so far and its final response. */
@@ -20,10 +21,37 @@ export interface ExchangeReporterOptions {
   now?: () => number;
 }
 
-/** An enumerable property computed on first read (spread and JSON.stringify read it like any other). */
-function defineLazyProperty<T extends object, K extends keyof T>(target: T, key: K, read: () => T[K]): void {
-  Object.defineProperty(target, key, { enumerable: true, configurable: true, get: read });
-}
+type RequestReaders = Pick<SerialisedChatRequest, 'readRequest' | 'readParts'>;
+
+/** Where a start event keeps how to read its request: not enumerable, so no copy or encoding of the event sees it. */
+const requestReaders = Symbol('how the start event reads its request');
+
+type LazyStartEvent = ExchangeStartEvent & { [requestReaders]: RequestReaders };
+
+/**
+ * The start event's lazy properties: enumerable, computed on first read (spread and JSON.stringify
+ * read them like any other). Their getters are these two functions, shared by every event, never a
+ * closure per request: V8 keeps an accessor's getter in the object's hidden class, which lives in the
+ * old generation, so a per-request getter that holds the lowered request kept the whole lowered tree
+ * (and the parsed body's strings it shares) alive through every young-generation GC until the next
+ * full one: about 1.4 MB promoted per scavenge at 4 clients with a 50 KB request, against 0.3 MB.
+ */
+const lazyStartProperties = {
+  loweredRequest: {
+    enumerable: true,
+    configurable: true,
+    get(this: LazyStartEvent): ChatRequest {
+      return this[requestReaders].readRequest();
+    },
+  },
+  loweredRequestParts: {
+    enumerable: true,
+    configurable: true,
+    get(this: LazyStartEvent): ChatRequestParts | undefined {
+      return this[requestReaders].readParts?.();
+    },
+  },
+} satisfies Record<'loweredRequest' | 'loweredRequestParts', PropertyDescriptor>;
 
 /**
  * The traffic events of one exchange (the panel and the log read them): one start, a delta for each
@@ -59,10 +87,10 @@ export class ExchangeReporter {
    * `loweredRequestParts`, when there are parts) are read through it on first access, so a listener
    * that does not read them costs nothing.
    */
-  start(lowered: LoweredRequest, requestBytes: number, translator: TranslatorView, sent: Pick<SerialisedChatRequest, 'readRequest' | 'readParts'>): void {
+  start(lowered: LoweredRequest, requestBytes: number, translator: TranslatorView, sent: RequestReaders): void {
     this.translator = translator;
     this.warnings.push(...lowered.warnings);
-    const event: ExchangeStartEvent = {
+    const event: Omit<ExchangeStartEvent, 'loweredRequest'> = {
       type: 'exchange-start',
       exchangeId: this.options.exchangeId,
       startedAt: new Date(this.options.startedAtMs).toISOString(),
@@ -74,12 +102,12 @@ export class ExchangeReporter {
       toolChoice: lowered.summary.toolChoice,
       inputItems: lowered.summary.inputItems,
       requestBytes,
-      loweredRequest: lowered.chatRequest,
       roundTrip: this.options.roundTrip,
     };
-    defineLazyProperty(event, 'loweredRequest', sent.readRequest);
-    if (sent.readParts) defineLazyProperty(event, 'loweredRequestParts', sent.readParts);
-    this.options.onTraffic(event);
+    Object.defineProperty(event, requestReaders, { value: { readRequest: sent.readRequest, readParts: sent.readParts } });
+    Object.defineProperty(event, 'loweredRequest', lazyStartProperties.loweredRequest);
+    if (sent.readParts) Object.defineProperty(event, 'loweredRequestParts', lazyStartProperties.loweredRequestParts);
+    this.options.onTraffic(event as LazyStartEvent);
   }
 
   /** The backend's status line arrived. */

@@ -84,4 +84,41 @@ describe('ExchangeReporter', () => {
     const end = events.at(-1);
     assert.deepEqual(end?.type === 'exchange-end' ? end.warnings : null, [...translator.warnings]);
   });
+
+  it('reads the request as sent only when a listener reads it, and every copy or encoding of the event sees it', () => {
+    const events: TrafficEvent[] = [];
+    const lowered = convertResponsesRequestToChatRequest({ model: 'qwen3-coder', input: 'hi', stream: true }, resolveBridgeOptions(), createWarningLedger());
+    const translator = new ChatStreamTranslator({ responseId: 'resp_l', model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap });
+    const reads = { request: 0, parts: 0 };
+    const parts = { head: '{"model":"qwen3-coder"', messages: ['{"role":"user","content":"hi"}'], tools: null };
+    const reporter = new ExchangeReporter({ onTraffic: (event) => events.push(event), exchangeId: 'resp_l', roundTrip: labelRoundTrip(undefined), startedAtMs: 0 });
+    reporter.start(lowered, 1, translator, { readRequest: () => (reads.request++, lowered.chatRequest), readParts: () => (reads.parts++, parts) });
+    const start = events[0];
+    if (start?.type !== 'exchange-start') return assert.fail('no start event');
+    assert.deepEqual(reads, { request: 0, parts: 0 }, 'reporting the start reads nothing');
+    const copy = { ...start };
+    assert.deepEqual(copy.loweredRequest, lowered.chatRequest);
+    assert.deepEqual(copy.loweredRequestParts, parts);
+    assert.deepEqual(Object.keys(copy).filter((key) => key.startsWith('lowered')), ['loweredRequest', 'loweredRequestParts']);
+    assert.deepEqual(Object.getOwnPropertySymbols(copy), [], 'how the event reads its request is not copied with it');
+    assert.deepEqual(JSON.parse(JSON.stringify(start)).loweredRequest, JSON.parse(JSON.stringify(lowered.chatRequest)));
+  });
+
+  it('gives every start event the same getters, never a closure per request', () => {
+    // V8 keeps an accessor's getter in the object's hidden class, in the old generation: a getter
+    // made per request kept that request alive through every young-generation GC.
+    const getters = ['resp_a', 'resp_b'].map((exchangeId) => {
+      const events: TrafficEvent[] = [];
+      const lowered = convertResponsesRequestToChatRequest({ model: 'qwen3-coder', input: exchangeId, stream: true }, resolveBridgeOptions(), createWarningLedger());
+      const translator = new ChatStreamTranslator({ responseId: exchangeId, model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap });
+      const reporter = new ExchangeReporter({ onTraffic: (event) => events.push(event), exchangeId, roundTrip: labelRoundTrip(undefined), startedAtMs: 0 });
+      reporter.start(lowered, 1, translator, { readRequest: () => lowered.chatRequest, readParts: () => ({ head: '{}', messages: [], tools: null }) });
+      const start = events[0];
+      if (start?.type !== 'exchange-start') return assert.fail('no start event');
+      assert.equal(start.loweredRequest, lowered.chatRequest);
+      return ['loweredRequest', 'loweredRequestParts'].map((key) => Object.getOwnPropertyDescriptor(start, key)?.get);
+    });
+    assert.ok(getters[0]?.every((getter) => typeof getter === 'function'));
+    assert.deepEqual(getters[0], getters[1]);
+  });
 });
