@@ -21,7 +21,7 @@ export interface ExchangeReporterOptions {
   now?: () => number;
 }
 
-type RequestReaders = Pick<SerialisedChatRequest, 'readRequest' | 'readParts'>;
+export type RequestReaders = Pick<SerialisedChatRequest, 'readRequest' | 'readParts'>;
 
 /** Where a start event keeps how to read its request: not enumerable, so no copy or encoding of the event sees it. */
 const requestReaders = Symbol('how the start event reads its request');

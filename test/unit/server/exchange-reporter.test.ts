@@ -1,23 +1,39 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
-import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
+import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import { labelRoundTrip } from '../../../src/core/round-trip-label.ts';
 import { ChatStreamTranslator } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
-import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
+import type { ExchangeStartEvent, TrafficEvent } from '../../../src/core/traffic-event.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
-import { ExchangeReporter } from '../../../src/server/exchange-reporter.ts';
+import { ExchangeReporter, type RequestReaders } from '../../../src/server/exchange-reporter.ts';
 
 /** The traffic events of one exchange: one start, deltas for what was delivered, exactly one end. */
 
-function setUp(): { reporter: ExchangeReporter; translator: ChatStreamTranslator; events: TrafficEvent[]; clock: { now: number } } {
+interface SetUp {
+  reporter: ExchangeReporter;
+  translator: ChatStreamTranslator;
+  events: TrafficEvent[];
+  clock: { now: number };
+  lowered: LoweredRequest;
+}
+
+/** One exchange's reporter, started; `sent` says how its start event reads the request (by default, as lowered). */
+function setUp(options: { exchangeId?: string; input?: string; sent?: (lowered: LoweredRequest) => RequestReaders } = {}): SetUp {
+  const { exchangeId = 'resp_r', input = 'hi' } = options;
   const events: TrafficEvent[] = [];
   const clock = { now: 1_000 };
-  const lowered = convertResponsesRequestToChatRequest({ model: 'qwen3-coder', input: 'hi', stream: true }, resolveBridgeOptions(), createWarningLedger());
-  const translator = new ChatStreamTranslator({ responseId: 'resp_r', model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap });
-  const reporter = new ExchangeReporter({ onTraffic: (event) => events.push(event), exchangeId: 'resp_r', roundTrip: labelRoundTrip(undefined), startedAtMs: 1_000, now: () => clock.now });
-  reporter.start(lowered, 123, translator, { readRequest: () => lowered.chatRequest, readParts: null });
-  return { reporter, translator, events, clock };
+  const lowered = convertResponsesRequestToChatRequest({ model: 'qwen3-coder', input, stream: true }, resolveBridgeOptions(), createWarningLedger());
+  const translator = new ChatStreamTranslator({ responseId: exchangeId, model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap });
+  const reporter = new ExchangeReporter({ onTraffic: (event) => events.push(event), exchangeId, roundTrip: labelRoundTrip(undefined), startedAtMs: 1_000, now: () => clock.now });
+  reporter.start(lowered, 123, translator, options.sent?.(lowered) ?? { readRequest: () => lowered.chatRequest, readParts: null });
+  return { reporter, translator, events, clock, lowered };
+}
+
+function startEventOf(events: readonly TrafficEvent[]): ExchangeStartEvent {
+  const start = events[0];
+  if (start?.type !== 'exchange-start') return assert.fail('no start event');
+  return start;
 }
 
 describe('ExchangeReporter', () => {
@@ -86,15 +102,10 @@ describe('ExchangeReporter', () => {
   });
 
   it('reads the request as sent only when a listener reads it, and every copy or encoding of the event sees it', () => {
-    const events: TrafficEvent[] = [];
-    const lowered = convertResponsesRequestToChatRequest({ model: 'qwen3-coder', input: 'hi', stream: true }, resolveBridgeOptions(), createWarningLedger());
-    const translator = new ChatStreamTranslator({ responseId: 'resp_l', model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap });
     const reads = { request: 0, parts: 0 };
     const parts = { head: '{"model":"qwen3-coder"', messages: ['{"role":"user","content":"hi"}'], tools: null };
-    const reporter = new ExchangeReporter({ onTraffic: (event) => events.push(event), exchangeId: 'resp_l', roundTrip: labelRoundTrip(undefined), startedAtMs: 0 });
-    reporter.start(lowered, 1, translator, { readRequest: () => (reads.request++, lowered.chatRequest), readParts: () => (reads.parts++, parts) });
-    const start = events[0];
-    if (start?.type !== 'exchange-start') return assert.fail('no start event');
+    const { events, lowered } = setUp({ sent: (lowered) => ({ readRequest: () => (reads.request++, lowered.chatRequest), readParts: () => (reads.parts++, parts) }) });
+    const start = startEventOf(events);
     assert.deepEqual(reads, { request: 0, parts: 0 }, 'reporting the start reads nothing');
     const copy = { ...start };
     assert.deepEqual(copy.loweredRequest, lowered.chatRequest);
@@ -108,13 +119,8 @@ describe('ExchangeReporter', () => {
     // V8 keeps an accessor's getter in the object's hidden class, in the old generation: a getter
     // made per request kept that request alive through every young-generation GC.
     const getters = ['resp_a', 'resp_b'].map((exchangeId) => {
-      const events: TrafficEvent[] = [];
-      const lowered = convertResponsesRequestToChatRequest({ model: 'qwen3-coder', input: exchangeId, stream: true }, resolveBridgeOptions(), createWarningLedger());
-      const translator = new ChatStreamTranslator({ responseId: exchangeId, model: 'qwen3-coder', createdAt: 0, toolMap: lowered.toolMap });
-      const reporter = new ExchangeReporter({ onTraffic: (event) => events.push(event), exchangeId, roundTrip: labelRoundTrip(undefined), startedAtMs: 0 });
-      reporter.start(lowered, 1, translator, { readRequest: () => lowered.chatRequest, readParts: () => ({ head: '{}', messages: [], tools: null }) });
-      const start = events[0];
-      if (start?.type !== 'exchange-start') return assert.fail('no start event');
+      const { events, lowered } = setUp({ exchangeId, input: exchangeId, sent: (lowered) => ({ readRequest: () => lowered.chatRequest, readParts: () => ({ head: '{}', messages: [], tools: null }) }) });
+      const start = startEventOf(events);
       assert.equal(start.loweredRequest, lowered.chatRequest);
       return ['loweredRequest', 'loweredRequestParts'].map((key) => Object.getOwnPropertyDescriptor(start, key)?.get);
     });
