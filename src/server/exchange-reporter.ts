@@ -104,6 +104,7 @@ export class ExchangeReporter {
       requestBytes,
       roundTrip: this.options.roundTrip,
     };
+    // The readers alone, not `sent` itself: a listener that keeps the event must not keep the body's bytes.
     Object.defineProperty(event, requestReaders, { value: { readRequest: sent.readRequest, readParts: sent.readParts } });
     Object.defineProperty(event, 'loweredRequest', lazyStartProperties.loweredRequest);
     if (sent.readParts) Object.defineProperty(event, 'loweredRequestParts', lazyStartProperties.loweredRequestParts);
