@@ -55,103 +55,144 @@ function definitionOf(schema: SchemaLike): SchemaDefinition {
   return schema._zod.def;
 }
 
-function isObjectValue(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/*
+ * How the check is built. Each schema node becomes either a test (a JavaScript expression over one
+ * variable that is true when the value is accepted as it is) or a call (an expression that gives the
+ * checked value or CHECK_FAILED); objects, arrays, unions and records become functions of their own.
+ * The whole schema is one generated module: a closure per node would cost up to three indirect
+ * calls per value checked, where generated code checks scalars inline and calls the
+ * functions of nested shapes directly, where V8 can inline them. Measured on the bench's 49 kB Codex
+ * request, one check went from 8.6–9.0 µs to 2.9–3.7 µs, and one streamed chunk from 0.33 µs to
+ * under 0.05 µs. Nothing of a request or chunk reaches the generated text: it is built once
+ * per schema from the schema's definition, with every key and literal quoted by JSON.stringify.
+ */
+
+/** One compiled node: which of the two forms it has, as a function of the variable holding the value. */
+type CompiledNode = { kind: 'test'; test: (variable: string) => string } | { kind: 'call'; call: (variable: string) => string };
+
+/** What one compilation collects: the generated functions, and the values they read (sets, transforms). */
+class Generator {
+  readonly functions: string[] = [];
+  readonly constants: unknown[] = [];
+  private readonly compiled = new Map<SchemaLike, CompiledNode>();
+
+  constant(value: unknown): string {
+    this.constants.push(value);
+    return `C[${this.constants.length - 1}]`;
+  }
+
+  /** A new function named `f<n>`, whose body is built once its name is known (a shape that recurses is not supported). */
+  defineFunction(body: string): string {
+    const name = `f${this.functions.length}`;
+    this.functions.push(`function ${name}(v) {\n${body}\n}`);
+    return name;
+  }
+
+  /** A schema used in several places (a shared item shape) is compiled once. */
+  node(schema: SchemaLike): CompiledNode {
+    let node = this.compiled.get(schema);
+    if (!node) {
+      node = compileNode(schema, this);
+      this.compiled.set(schema, node);
+    }
+    return node;
+  }
 }
 
-/** A value check for one zod refinement (`min(1)`, `int()`, `positive()` …). */
-function compileRefinement(definition: CheckDefinition, schemaType: string): (value: never) => boolean {
+const IS_OBJECT = (variable: string): string => `(typeof ${variable} === 'object' && ${variable} !== null && !Array.isArray(${variable}))`;
+
+/** The node as an expression giving the checked value or CHECK_FAILED. */
+function asCall(node: CompiledNode, variable: string): string {
+  return node.kind === 'call' ? node.call(variable) : `(${node.test(variable)} ? ${variable} : FAILED)`;
+}
+
+/** A JSON scalar as a JavaScript literal: what a literal, an enum or a discriminator compares with. */
+function scalarLiteral(value: unknown, where: string): string {
+  if (typeof value === 'string' || typeof value === 'boolean' || value === null || (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0))) {
+    return JSON.stringify(value);
+  }
+  throw new Error(`compiled check: the ${where} value ${String(value)} is not supported`);
+}
+
+/** The condition for one zod refinement (`min(1)`, `int()`, `positive()` …) on the value in `variable`. */
+function compileRefinement(definition: CheckDefinition, schemaType: string): (variable: string) => string {
   const { check } = definition;
   if (check === 'min_length' && definition.minimum !== undefined) {
     const minimum = definition.minimum;
-    return (value: { length: number }) => value.length >= minimum;
+    return (variable) => `${variable}.length >= ${minimum}`;
   }
   if (check === 'max_length' && definition.maximum !== undefined) {
     const maximum = definition.maximum;
-    return (value: { length: number }) => value.length <= maximum;
+    return (variable) => `${variable}.length <= ${maximum}`;
   }
   if (check === 'length_equals' && definition.length !== undefined) {
     const length = definition.length;
-    return (value: { length: number }) => value.length === length;
+    return (variable) => `${variable}.length === ${length}`;
   }
   if (check === 'number_format' && (definition.format === 'safeint' || definition.format === 'int32' || definition.format === 'uint32')) {
     const [low, high] = definition.format === 'safeint' ? [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] : definition.format === 'int32' ? [-(2 ** 31), 2 ** 31 - 1] : [0, 2 ** 32 - 1];
-    return (value: number) => Number.isInteger(value) && value >= low && value <= high;
+    return (variable) => `Number.isInteger(${variable}) && ${variable} >= ${low} && ${variable} <= ${high}`;
   }
-  if ((check === 'greater_than' || check === 'less_than') && typeof definition.value === 'number') {
+  if ((check === 'greater_than' || check === 'less_than') && typeof definition.value === 'number' && Number.isFinite(definition.value)) {
+    const operator = (check === 'greater_than' ? '>' : '<') + (definition.inclusive === true ? '=' : '');
     const bound = definition.value;
-    const inclusive = definition.inclusive === true;
-    if (check === 'greater_than') return inclusive ? (value: number) => value >= bound : (value: number) => value > bound;
-    return inclusive ? (value: number) => value <= bound : (value: number) => value < bound;
+    return (variable) => `${variable} ${operator} ${bound}`;
   }
   throw new Error(`compiled check: the ${schemaType} refinement '${check}' is not supported`);
 }
 
-function withRefinements(schema: SchemaDefinition, base: (value: unknown) => boolean): Check {
-  const refinements = (schema.checks ?? []).map((entry) => compileRefinement(entry._zod.def, schema.type) as (value: unknown) => boolean);
-  if (refinements.length === 0) return (value) => (base(value) ? value : CHECK_FAILED);
-  return (value) => {
-    if (!base(value)) return CHECK_FAILED;
-    for (const refinement of refinements) if (!refinement(value)) return CHECK_FAILED;
-    return value;
-  };
+/** The base condition, then each refinement of the schema, as one condition. */
+function withRefinements(definition: SchemaDefinition, base: ((variable: string) => string) | null): (variable: string) => string {
+  const refinements = (definition.checks ?? []).map((entry) => compileRefinement(entry._zod.def, definition.type));
+  const parts = base ? [base, ...refinements] : refinements;
+  return (variable) => (parts.length === 0 ? 'true' : `(${parts.map((part) => part(variable)).join(' && ')})`);
 }
 
-function compileObject(definition: SchemaDefinition, compile: (schema: SchemaLike) => Check): Check {
+/** A scalar schema: its type, then its refinements. */
+function scalarTest(definition: SchemaDefinition, base: (variable: string) => string): CompiledNode {
+  return { kind: 'test', test: withRefinements(definition, base) };
+}
+
+/** Lines that check the value of `variable` and copy `target` (the object or array holding it) on a change. */
+function checkMember(node: CompiledNode, variable: string, assign: string): string {
+  if (node.kind === 'test') return `if (!${node.test(variable)}) return FAILED;`;
+  return `c = ${node.call(variable)}; if (c === FAILED) return FAILED; if (c !== ${variable}) { ${assign} }`;
+}
+
+function compileObject(definition: SchemaDefinition, generator: Generator): CompiledNode {
   const shape = definition.shape ?? {};
   const keys = Object.keys(shape);
-  const checks = keys.map((key) => compile(shape[key] as SchemaLike));
   const catchallType = definition.catchall ? definitionOf(definition.catchall).type : null;
   // `looseObject` keeps every other key (catchall unknown); `object` strips them; `strictObject`
   // refuses them (catchall never). Any other catchall would need checking each extra key.
   if (catchallType !== null && catchallType !== 'unknown' && catchallType !== 'any' && catchallType !== 'never') {
     throw new Error(`compiled check: an object catchall of type '${catchallType}' is not supported`);
   }
-  const known = new Set(keys);
-  const strips = catchallType === null;
-  const refusesExtra = catchallType === 'never';
-  return (value) => {
-    if (!isObjectValue(value)) return CHECK_FAILED;
-    let copy: Record<string, unknown> | null = null;
-    for (let index = 0; index < keys.length; index++) {
-      const key = keys[index] as string;
-      const field = value[key];
-      const checked = (checks[index] as Check)(field);
-      if (checked === CHECK_FAILED) return CHECK_FAILED;
-      if (checked !== field) {
-        copy ??= { ...value };
-        copy[key] = checked;
-      }
-    }
-    if (strips || refusesExtra) {
-      for (const key in value) {
-        if (known.has(key)) continue;
-        if (refusesExtra) return CHECK_FAILED;
-        copy ??= { ...value };
-        delete copy[key];
-      }
-    }
-    return copy ?? value;
-  };
+  const lines = [`if (!${IS_OBJECT('v')}) return FAILED;`, 'let copy = null, c;'];
+  keys.forEach((key, index) => {
+    const quoted = JSON.stringify(key);
+    lines.push(`const x${index} = v[${quoted}];`);
+    lines.push(checkMember(generator.node(shape[key] as SchemaLike), `x${index}`, `if (copy === null) copy = { ...v }; copy[${quoted}] = c;`));
+  });
+  if (catchallType === null || catchallType === 'never') {
+    // JSON.parse output: plain objects, own enumerable keys only, so for…in sees exactly the members.
+    const other = catchallType === 'never' ? 'return FAILED;' : 'if (copy === null) copy = { ...v }; delete copy[k];';
+    const known = keys.map((key) => `case ${JSON.stringify(key)}:`).join(' ');
+    lines.push(keys.length === 0 ? `for (const k in v) { ${other} }` : `for (const k in v) { switch (k) { ${known} break; default: ${other} } }`);
+  }
+  lines.push('return copy === null ? v : copy;');
+  const name = generator.defineFunction(lines.join('\n'));
+  return { kind: 'call', call: (variable) => `${name}(${variable})` };
 }
 
-function compileArray(definition: SchemaDefinition, compile: (schema: SchemaLike) => Check): Check {
-  const element = compile(definition.element as SchemaLike);
-  const lengthOk = withRefinements(definition, () => true);
-  return (value) => {
-    if (!Array.isArray(value) || lengthOk(value) === CHECK_FAILED) return CHECK_FAILED;
-    let copy: unknown[] | null = null;
-    for (let index = 0; index < value.length; index++) {
-      const item: unknown = value[index];
-      const checked = element(item);
-      if (checked === CHECK_FAILED) return CHECK_FAILED;
-      if (checked !== item) {
-        copy ??= value.slice();
-        copy[index] = checked;
-      }
-    }
-    return copy ?? value;
-  };
+function compileArray(definition: SchemaDefinition, generator: Generator): CompiledNode {
+  const element = generator.node(definition.element as SchemaLike);
+  const lengthOk = withRefinements(definition, null);
+  const lines = [`if (!Array.isArray(v) || !${lengthOk('v')}) return FAILED;`, 'let copy = null, c;'];
+  lines.push(`for (let i = 0; i < v.length; i++) { const x = v[i]; ${checkMember(element, 'x', 'if (copy === null) copy = v.slice(); copy[i] = c;')} }`);
+  lines.push('return copy === null ? v : copy;');
+  const name = generator.defineFunction(lines.join('\n'));
+  return { kind: 'call', call: (variable) => `${name}(${variable})` };
 }
 
 /** The literal values an option's discriminator field accepts. */
@@ -164,113 +205,117 @@ function discriminatorValues(option: SchemaLike, discriminator: string): unknown
   throw new Error(`compiled check: the discriminator '${discriminator}' must be a literal or an enum, not '${definition.type}'`);
 }
 
-function compileUnion(definition: SchemaDefinition, compile: (schema: SchemaLike) => Check): Check {
+function compileUnion(definition: SchemaDefinition, generator: Generator): CompiledNode {
   const options = definition.options ?? [];
   const discriminator = definition.discriminator;
+  const lines: string[] = [];
   if (discriminator !== undefined) {
-    const byValue = new Map<unknown, Check>();
+    lines.push(`if (!${IS_OBJECT('v')}) return FAILED;`, `switch (v[${JSON.stringify(discriminator)}]) {`);
+    // zod picks the option by the discriminator's value; the first option that names a value keeps it.
+    const seen = new Set<unknown>();
     for (const option of options) {
-      const check = compile(option);
-      for (const value of discriminatorValues(option, discriminator)) if (!byValue.has(value)) byValue.set(value, check);
+      const values = discriminatorValues(option, discriminator).filter((value) => !seen.has(value));
+      if (values.length === 0) continue;
+      for (const value of values) seen.add(value);
+      lines.push(`${values.map((value) => `case ${scalarLiteral(value, 'discriminator')}:`).join(' ')} return ${asCall(generator.node(option), 'v')};`);
     }
-    return (value) => {
-      if (!isObjectValue(value)) return CHECK_FAILED;
-      const check = byValue.get(value[discriminator]);
-      return check ? check(value) : CHECK_FAILED;
-    };
+    lines.push('default: return FAILED;', '}');
+  } else {
+    // zod takes the first option that accepts the value.
+    lines.push('let c;');
+    for (const option of options) lines.push(`c = ${asCall(generator.node(option), 'v')}; if (c !== FAILED) return c;`);
+    lines.push('return FAILED;');
   }
-  const checks = options.map(compile);
-  // zod takes the first option that accepts the value.
-  return (value) => {
-    for (const check of checks) {
-      const checked = check(value);
-      if (checked !== CHECK_FAILED) return checked;
-    }
-    return CHECK_FAILED;
-  };
+  const name = generator.defineFunction(lines.join('\n'));
+  return { kind: 'call', call: (variable) => `${name}(${variable})` };
 }
 
-function compileNode(schema: SchemaLike): Check {
+function compileRecordValues(value: CompiledNode, generator: Generator): CompiledNode {
+  const lines = [`if (!${IS_OBJECT('v')}) return FAILED;`, 'let copy = null, c;'];
+  lines.push(`for (const k in v) { const x = v[k]; ${checkMember(value, 'x', 'if (copy === null) copy = { ...v }; copy[k] = c;')} }`);
+  lines.push('return copy === null ? v : copy;');
+  const name = generator.defineFunction(lines.join('\n'));
+  return { kind: 'call', call: (variable) => `${name}(${variable})` };
+}
+
+/** A test for one of a few scalar values, inline; a set for many. */
+function oneOf(values: readonly unknown[], where: string, generator: Generator): CompiledNode {
+  if (values.length <= 8) {
+    const literals = values.map((value) => scalarLiteral(value, where));
+    return { kind: 'test', test: (variable) => (literals.length === 0 ? 'false' : `(${literals.map((literal) => `${variable} === ${literal}`).join(' || ')})`) };
+  }
+  const set = generator.constant(new Set(values));
+  return { kind: 'test', test: (variable) => `${set}.has(${variable})` };
+}
+
+/** `optional` and `nullable`: one value passes as it is, anything else goes to the inner schema. */
+function allowing(literal: 'undefined' | 'null', inner: CompiledNode): CompiledNode {
+  if (inner.kind === 'test') return { kind: 'test', test: (variable) => `(${variable} === ${literal} || ${inner.test(variable)})` };
+  return { kind: 'call', call: (variable) => `(${variable} === ${literal} ? ${variable} : ${inner.call(variable)})` };
+}
+
+function compileNode(schema: SchemaLike, generator: Generator): CompiledNode {
   const definition = definitionOf(schema);
   switch (definition.type) {
     case 'string':
-      return withRefinements(definition, (value) => typeof value === 'string');
+      return scalarTest(definition, (variable) => `typeof ${variable} === 'string'`);
     case 'number':
       // zod's number refuses NaN and ±Infinity.
-      return withRefinements(definition, (value) => typeof value === 'number' && Number.isFinite(value));
+      return scalarTest(definition, (variable) => `typeof ${variable} === 'number' && Number.isFinite(${variable})`);
     case 'boolean':
-      return withRefinements(definition, (value) => typeof value === 'boolean');
+      return scalarTest(definition, (variable) => `typeof ${variable} === 'boolean'`);
     case 'null':
-      return (value) => (value === null ? value : CHECK_FAILED);
+      return { kind: 'test', test: (variable) => `${variable} === null` };
     case 'unknown':
     case 'any':
-      return (value) => value;
-    case 'literal': {
-      const values = new Set(definition.values ?? []);
-      return (value) => (values.has(value) ? value : CHECK_FAILED);
-    }
-    case 'enum': {
-      const values = new Set(Object.values(definition.entries ?? {}));
-      return (value) => (values.has(value) ? value : CHECK_FAILED);
-    }
-    case 'optional': {
-      const inner = compileNode(definition.innerType as SchemaLike);
-      return (value) => (value === undefined ? value : inner(value));
-    }
-    case 'nullable': {
-      const inner = compileNode(definition.innerType as SchemaLike);
-      return (value) => (value === null ? value : inner(value));
-    }
+      return { kind: 'test', test: () => 'true' };
+    case 'literal':
+      return oneOf(definition.values ?? [], 'literal', generator);
+    case 'enum':
+      return oneOf(Object.values(definition.entries ?? {}), 'enum', generator);
+    case 'optional':
+      return allowing('undefined', generator.node(definition.innerType as SchemaLike));
+    case 'nullable':
+      return allowing('null', generator.node(definition.innerType as SchemaLike));
     case 'object':
-      return compileObject(definition, compileNode);
+      return compileObject(definition, generator);
     case 'array':
-      return compileArray(definition, compileNode);
+      return compileArray(definition, generator);
     case 'union':
-      return compileUnion(definition, compileNode);
+      return compileUnion(definition, generator);
     case 'record': {
       const keyType = definitionOf(definition.keyType as SchemaLike).type;
       if (keyType !== 'string') throw new Error(`compiled check: record keys of type '${keyType}' are not supported`);
       const valueType = definitionOf(definition.valueType as SchemaLike).type;
-      if (valueType === 'unknown' || valueType === 'any') return (value) => (isObjectValue(value) ? value : CHECK_FAILED);
-      return compileRecordValues(compileNode(definition.valueType as SchemaLike));
+      if (valueType === 'unknown' || valueType === 'any') return { kind: 'test', test: IS_OBJECT };
+      return compileRecordValues(generator.node(definition.valueType as SchemaLike), generator);
     }
-    case 'pipe':
-      return compilePipe(definition);
+    case 'pipe': {
+      const first = generator.node(definition.in as SchemaLike);
+      const second = generator.node(definition.out as SchemaLike);
+      const name = generator.defineFunction(`const m = ${asCall(first, 'v')};\nreturn m === FAILED ? FAILED : ${asCall(second, 'm')};`);
+      return { kind: 'call', call: (variable) => `${name}(${variable})` };
+    }
     case 'transform': {
       const transform = definition.transform;
       // A transform that reads zod's context (to add issues) cannot run outside zod.
       if (!transform || transform.length > 1) throw new Error('compiled check: only one-argument transforms (preprocess steps) are supported');
-      return (value) => transform(value, undefined);
+      const reference = generator.constant(transform);
+      return { kind: 'call', call: (variable) => `${reference}(${variable}, undefined)` };
     }
     default:
       throw new Error(`compiled check: the schema type '${definition.type}' is not supported`);
   }
 }
 
-function compileRecordValues(valueCheck: Check): Check {
-  return (value) => {
-    if (!isObjectValue(value)) return CHECK_FAILED;
-    let copy: Record<string, unknown> | null = null;
-    for (const key in value) {
-      const item = value[key];
-      const checked = valueCheck(item);
-      if (checked === CHECK_FAILED) return CHECK_FAILED;
-      if (checked !== item) {
-        copy ??= { ...value };
-        copy[key] = checked;
-      }
-    }
-    return copy ?? value;
-  };
-}
-
-function compilePipe(definition: SchemaDefinition): Check {
-  const first = compileNode(definition.in as SchemaLike);
-  const second = compileNode(definition.out as SchemaLike);
-  return (value) => {
-    const middle = first(value);
-    return middle === CHECK_FAILED ? CHECK_FAILED : second(middle);
-  };
+/** The schema's check as one function, from the generated text. */
+function compileSchema(schema: SchemaLike): Check {
+  const generator = new Generator();
+  const root = generator.node(schema);
+  const source = `'use strict';\n${generator.functions.join('\n')}\nreturn function check(v) { return ${asCall(root, 'v')}; };`;
+  // The Function constructor, not eval: the text sees only its two parameters and the globals.
+  const build = new Function('FAILED', 'C', source) as (failed: symbol, constants: unknown[]) => Check;
+  return build(CHECK_FAILED, generator.constants);
 }
 
 export type SafeParseResult<Output> = { success: true; data: Output } | { success: false; error: z.ZodError };
@@ -281,7 +326,7 @@ export type SafeParseResult<Output> = { success: true; data: Output } | { succes
  * compiler does not support.
  */
 export function createCheckedParser<Schema extends z.ZodType>(schema: Schema): (value: unknown) => SafeParseResult<z.output<Schema>> {
-  const check = compileNode(schema as unknown as SchemaLike);
+  const check = compileSchema(schema as unknown as SchemaLike);
   return (value) => {
     const checked = check(value);
     if (checked !== CHECK_FAILED) return { success: true, data: checked as z.output<Schema> };

@@ -179,6 +179,48 @@ describe('compiled schema checks agree with zod', () => {
     assert.deepStrictEqual(stripped.data, { name: 'abc', kind: 'a', flag: null });
   });
 
+  it('generates working code for empty shapes, plain unions, large enums, pipes, shared shapes and keys that need quoting', () => {
+    const shared = z.object({ id: z.string() });
+    const schema = z.object({
+      'odd-key': z.string().optional(),
+      "it's \u2028 \"quoted\"": z.number().optional(),
+      empty: z.object({}).optional(),
+      none: z.strictObject({}).optional(),
+      either: z.union([z.string(), z.number().int(), shared]).optional(),
+      letter: z.enum(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j']).optional(),
+      wrapped: z.preprocess((value) => (typeof value === 'string' ? { id: value } : value), shared).optional(),
+      first: shared.optional(),
+      second: shared.optional(),
+    });
+    const parse = createCheckedParser(schema);
+    const samples: unknown[] = [
+      {},
+      { 'odd-key': 'x', "it's \u2028 \"quoted\"": 2 },
+      { 'odd-key': 1 },
+      { "it's \u2028 \"quoted\"": 'no' },
+      { empty: {} },
+      { empty: { dropped: true } },
+      { none: {} },
+      { none: { refused: true } },
+      { either: 'text' },
+      { either: 3 },
+      { either: 3.5 },
+      { either: { id: 'i', dropped: 1 } },
+      { either: { id: 7 } },
+      { letter: 'j' },
+      { letter: 'k' },
+      { wrapped: 'w' },
+      { wrapped: { id: 'w', dropped: 1 } },
+      { wrapped: 5 },
+      { first: { id: 'a' }, second: { id: 'b', dropped: 2 } },
+      { first: { id: 'a' }, second: { id: null } },
+    ];
+    for (const sample of samples) assertSameVerdict(schema, parse, sample, JSON.stringify(sample));
+    const normalised = parse({ wrapped: 'w', empty: { dropped: true } });
+    assert.ok(normalised.success);
+    assert.deepStrictEqual(normalised.data, { wrapped: { id: 'w' }, empty: {} });
+  });
+
   it('refuses, when it is built, a schema it cannot check', () => {
     assert.throws(() => createCheckedParser(z.string().email()), /refinement 'string_format' is not supported/);
     assert.throws(() => createCheckedParser(z.date()), /schema type 'date' is not supported/);
