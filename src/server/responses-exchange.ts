@@ -17,6 +17,7 @@ import type { WarningLedger } from '../core/warnings.ts';
 import { ExchangeReporter } from './exchange-reporter.ts';
 import { answerFailure, mapFailureToHttp, type Failure, type FailureTarget, type HttpAnswer, type StreamFailure } from './failure-map.ts';
 import { createJsonSink, createStreamSink, type ResponseSink, type StreamSink } from './response-sink.ts';
+import { ShutdownNotice } from './shutdown-notice.ts';
 import { UpstreamCall } from './upstream-call.ts';
 import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
 
@@ -90,9 +91,15 @@ function headerOf(response: UpstreamResponse, name: string): string | null {
  */
 export type ResponsesExchange = (body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals) => Promise<void>;
 
+/** The dependencies, and what every exchange of one bridge shares. */
+interface ExchangeContext extends ResponsesExchangeDependencies {
+  shutdown: ShutdownNotice | undefined;
+}
+
 export function createResponsesExchange(dependencies: ResponsesExchangeDependencies): ResponsesExchange {
+  const context: ExchangeContext = { ...dependencies, shutdown: dependencies.shutdownSignal ? new ShutdownNotice(dependencies.shutdownSignal) : undefined };
   return async function runExchange(body, request, response, locals) {
-    const exchange = startExchange(dependencies, body, request, response, locals);
+    const exchange = startExchange(context, body, request, response, locals);
     // The request is on its way (undici holds its body): nothing of the parsed body, its lowered copy
     // or a large body's bytes may stay reachable from this frame while the generation goes on,
     // possibly minutes. Kept, they survive every young-generation GC while exchanges are in flight
@@ -107,7 +114,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
 }
 
 /** Lowers, sends the request and reports its start; every local of it is gone once it returns. */
-function startExchange(dependencies: ResponsesExchangeDependencies, body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Exchange {
+function startExchange(dependencies: ExchangeContext, body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Exchange {
   const exchangeId = createItemId('resp');
   locals.exchangeId = exchangeId;
   const roundTrip = labelRoundTrip(request.headers['x-codex-turn-metadata']);
@@ -133,7 +140,7 @@ function startExchange(dependencies: ResponsesExchangeDependencies, body: unknow
 class Exchange implements FailureTarget {
   readonly translator: ChatStreamTranslator;
   readonly reporter: ExchangeReporter;
-  private readonly dependencies: ResponsesExchangeDependencies;
+  private readonly dependencies: ExchangeContext;
   private readonly response: ServerResponse;
   private readonly sink: ResponseSink;
   /** The same sink when the answer is a stream (it alone can be committed early); null for JSON. */
@@ -145,7 +152,7 @@ class Exchange implements FailureTarget {
   private pending: Promise<UpstreamResponse> | null = null;
 
   constructor(
-    dependencies: ResponsesExchangeDependencies,
+    dependencies: ExchangeContext,
     response: ServerResponse,
     lowered: LoweredRequest,
     identity: { exchangeId: string; roundTrip: RoundTripLabel; startedAtMs: number; grammarRepair: boolean },
@@ -178,7 +185,7 @@ class Exchange implements FailureTarget {
       upstream: dependencies.upstream,
       idleTimeoutSeconds: dependencies.upstreamIdleTimeoutSeconds,
       commitGraceMs: lowered.clientStream ? dependencies.commitGraceMs : 0,
-      shutdownSignal: dependencies.shutdownSignal,
+      shutdown: dependencies.shutdown,
       // The backend is slow to even answer (queueing proxies): start the stream so Codex's idle timer
       // is fed; an error status from here on becomes response.failed.
       onGraceElapsed: () => this.commit(),

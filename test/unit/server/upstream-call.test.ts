@@ -2,8 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
+import { ShutdownNotice } from '../../../src/server/shutdown-notice.ts';
 import { UpstreamCall, type UpstreamCallOptions } from '../../../src/server/upstream-call.ts';
-import type { UpstreamClient, UpstreamResponse } from '../../../src/server/upstream-client.ts';
+import type { UpstreamAbortSignal, UpstreamClient, UpstreamResponse } from '../../../src/server/upstream-client.ts';
 
 /**
  * The backend call around the bytes: the commit grace window, the silence watchdog, the abort and the
@@ -13,23 +14,26 @@ import type { UpstreamClient, UpstreamResponse } from '../../../src/server/upstr
 interface ScriptedBackend {
   client: UpstreamClient;
   /** The signal of the last call. */
-  signal: () => AbortSignal;
+  signal: () => UpstreamAbortSignal;
   answer: (response: UpstreamResponse) => void;
   sentBodies: string[];
 }
 
 function createBackend(): ScriptedBackend {
   let resolveAnswer: (response: UpstreamResponse) => void = () => {};
-  let lastSignal: AbortSignal | null = null;
+  let lastSignal: UpstreamAbortSignal | null = null;
   const sentBodies: string[] = [];
   const client = {
     baseUrl: 'http://backend.test/v1',
-    postChatCompletions(body: string, signal: AbortSignal) {
+    postChatCompletions(body: string, signal: UpstreamAbortSignal) {
       sentBodies.push(body);
       lastSignal = signal;
       return new Promise<UpstreamResponse>((resolve, reject) => {
         resolveAnswer = resolve;
-        signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+        // Both forms undici listens to: an AbortSignal, or an EventEmitter with `aborted` and `reason`.
+        const onAbort = (): void => reject(signal.reason as Error);
+        if (signal instanceof AbortSignal) signal.addEventListener('abort', onAbort, { once: true });
+        else signal.once('abort', onAbort);
       });
     },
     getModels: () => Promise.reject(new Error('not used')),
@@ -130,7 +134,7 @@ describe('UpstreamCall', () => {
   it('answers a shutdown first and aborts the call right after; dispose() stops listening for it', async () => {
     const backend = createBackend();
     const shutdown = new AbortController();
-    const call = createCall(backend, { shutdownSignal: shutdown.signal });
+    const call = createCall(backend, { shutdown: new ShutdownNotice(shutdown.signal) });
     const waiting = call.response(call.send('{}'));
     shutdown.abort();
     assert.equal(call.events.length, 1);
@@ -138,7 +142,7 @@ describe('UpstreamCall', () => {
     await assert.rejects(waiting, /bridge stopping/);
 
     const other = new AbortController();
-    const disposed = createCall(createBackend(), { shutdownSignal: other.signal });
+    const disposed = createCall(createBackend(), { shutdown: new ShutdownNotice(other.signal) });
     disposed.dispose();
     other.abort();
     assert.deepEqual(disposed.events, []);

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { CallAbortSignal } from '../../../src/server/upstream-call.ts';
 import { createUpstreamClient, type UpstreamClient, type UpstreamResponse } from '../../../src/server/upstream-client.ts';
 import { Agent } from 'undici';
 
@@ -35,8 +36,10 @@ describe('UpstreamResponse: consume, release, discard', () => {
     client = createUpstreamClient({ baseUrl: `http://127.0.0.1:${port}/v1`, getApiKey: () => null });
   });
   after(async () => {
-    await client.close();
+    // The backend's sockets go first: a request a failing test left waiting then fails instead of
+    // holding the client's close open.
     server.closeAllConnections();
+    await client.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
@@ -104,6 +107,39 @@ describe('UpstreamResponse: consume, release, discard', () => {
     await closed(socket);
     handler = answerInParts(['data: after\n\n']);
     assert.equal(await (await post()).text(), 'data: after\n\n', 'the client keeps working on a new socket');
+  });
+
+  it('aborts a request in flight through the lean call signal, before and after the answer started', { timeout: 10_000 }, async () => {
+    // The backend never answers: only the abort can end the first call.
+    let arrived: () => void = () => {};
+    const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
+    handler = () => arrived();
+    const waiting = new CallAbortSignal();
+    const pending = client.postChatCompletions('{}', waiting);
+    await requestArrived;
+    const socket = requestSockets[requestSockets.length - 1] as Socket;
+    waiting.abort(new Error('client disconnected'));
+    await assert.rejects(pending, /client disconnected/);
+    await closed(socket);
+
+    // Aborted while the body streams: the body fails with the same reason.
+    handler = answerInParts(['data: 1\n\n', 'data: 2\n\n', 'data: [DONE]\n\n']);
+    const streaming = new CallAbortSignal();
+    const response = await client.postChatCompletions('{}', streaming);
+    await assert.rejects(
+      response.consume(() => {
+        streaming.abort(new Error('backend idle timeout'));
+        return true;
+      }),
+      /backend idle timeout/,
+    );
+
+    // Aborted before it is sent: undici never sends it.
+    const before = requestSockets.length;
+    const early = new CallAbortSignal();
+    early.abort(new Error('bridge stopping'));
+    await assert.rejects(client.postChatCompletions('{}', early), /bridge stopping/);
+    assert.equal(requestSockets.length, before);
   });
 
   it('rejects when the backend cuts the body short', async () => {
