@@ -119,7 +119,8 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   // Aborted by close(): in-flight exchanges answer Codex with a clear error before their sockets go.
   const shutdownController = new AbortController();
   const instanceId = randomUUID();
-  // One listener per exchange in flight: dozens of concurrent Codex sessions are normal, not a leak.
+  // One listener per window attached to a shared bridge's traffic (the exchanges in flight share one,
+  // responses-exchange.ts): several windows are normal, not a leak.
   setMaxListeners(0, shutdownController.signal);
   const handleRequest = createBridgeRequestHandler({
     shutdownSignal: shutdownController.signal,

@@ -59,12 +59,12 @@ function definitionOf(schema: SchemaLike): SchemaDefinition {
  * How the check is built. Each schema node becomes either a test (a JavaScript expression over one
  * variable that is true when the value is accepted as it is) or a call (an expression that gives the
  * checked value or CHECK_FAILED); objects, arrays, unions and records become functions of their own.
- * The whole schema is one generated module: a closure per node would cost up to three indirect
- * calls per value checked, where generated code checks scalars inline and calls the
- * functions of nested shapes directly, where V8 can inline them. Measured on the bench's 49 kB Codex
- * request, one check went from 8.6–9.0 µs to 2.9–3.7 µs, and one streamed chunk from 0.33 µs to
- * under 0.05 µs. Nothing of a request or chunk reaches the generated text: it is built once
- * per schema from the schema's definition, with every key and literal quoted by JSON.stringify.
+ * The whole schema is one generated module. A closure per node costs up to three indirect calls per
+ * value checked; generated code checks scalars inline and calls the functions of nested shapes
+ * directly, where V8 can inline them. Measured on the bench's 49 kB Codex request, one check went
+ * from 8.6–9.0 µs (closures) to 2.9–3.7 µs, and one streamed chunk from 0.33 µs to under 0.05 µs.
+ * Nothing of a request or chunk reaches the generated text: it is built once per schema from the
+ * schema's definition, with every key and literal quoted by JSON.stringify.
  */
 
 /** One compiled node: which of the two forms it has, as a function of the variable holding the value. */
@@ -81,7 +81,10 @@ class Generator {
     return `C[${this.constants.length - 1}]`;
   }
 
-  /** A new function named `f<n>`, whose body is built once its name is known (a shape that recurses is not supported). */
+  /**
+   * Adds a function named `f<n>` with this body and returns its name. Nested shapes are defined
+   * before the shape that holds them, so a schema that refers to itself cannot be compiled.
+   */
   defineFunction(body: string): string {
     const name = `f${this.functions.length}`;
     this.functions.push(`function ${name}(v) {\n${body}\n}`);
@@ -153,7 +156,7 @@ function scalarTest(definition: SchemaDefinition, base: (variable: string) => st
   return { kind: 'test', test: withRefinements(definition, base) };
 }
 
-/** Lines that check the value of `variable` and copy `target` (the object or array holding it) on a change. */
+/** Lines that check the member held in `variable`; `assign` puts a changed value into a copy of its container. */
 function checkMember(node: CompiledNode, variable: string, assign: string): string {
   if (node.kind === 'test') return `if (!${node.test(variable)}) return FAILED;`;
   return `c = ${node.call(variable)}; if (c === FAILED) return FAILED; if (c !== ${variable}) { ${assign} }`;
