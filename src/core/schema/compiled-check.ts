@@ -82,13 +82,14 @@ class Generator {
   }
 
   /**
-   * Adds a function named `f<n>` with this body and returns its name. Nested shapes are defined
-   * before the shape that holds them, so a schema that refers to itself cannot be compiled.
+   * Adds a function named `f<n>` with this body (lines over its argument `v`) and gives the node that
+   * calls it. Nested shapes are defined before the shape that holds them, so a schema that refers to
+   * itself cannot be compiled.
    */
-  defineFunction(body: string): string {
+  defineFunction(lines: readonly string[]): CompiledNode {
     const name = `f${this.functions.length}`;
-    this.functions.push(`function ${name}(v) {\n${body}\n}`);
-    return name;
+    this.functions.push(`function ${name}(v) {\n${lines.join('\n')}\n}`);
+    return { kind: 'call', call: (variable) => `${name}(${variable})` };
   }
 
   /** A schema used in several places (a shared item shape) is compiled once. */
@@ -111,7 +112,7 @@ function asCall(node: CompiledNode, variable: string): string {
 
 /** A JSON scalar as a JavaScript literal: what a literal, an enum or a discriminator compares with. */
 function scalarLiteral(value: unknown, where: string): string {
-  if (typeof value === 'string' || typeof value === 'boolean' || value === null || (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0))) {
+  if (typeof value === 'string' || typeof value === 'boolean' || value === null || (typeof value === 'number' && Number.isFinite(value))) {
     return JSON.stringify(value);
   }
   throw new Error(`compiled check: the ${where} value ${String(value)} is not supported`);
@@ -184,18 +185,16 @@ function compileObject(definition: SchemaDefinition, generator: Generator): Comp
     lines.push(keys.length === 0 ? `for (const k in v) { ${other} }` : `for (const k in v) { switch (k) { ${known} break; default: ${other} } }`);
   }
   lines.push('return copy === null ? v : copy;');
-  const name = generator.defineFunction(lines.join('\n'));
-  return { kind: 'call', call: (variable) => `${name}(${variable})` };
+  return generator.defineFunction(lines);
 }
 
 function compileArray(definition: SchemaDefinition, generator: Generator): CompiledNode {
   const element = generator.node(definition.element as SchemaLike);
-  const lengthOk = withRefinements(definition, null);
-  const lines = [`if (!Array.isArray(v) || !${lengthOk('v')}) return FAILED;`, 'let copy = null, c;'];
+  const lengthOk = (definition.checks ?? []).length > 0 ? ` || !${withRefinements(definition, null)('v')}` : '';
+  const lines = [`if (!Array.isArray(v)${lengthOk}) return FAILED;`, 'let copy = null, c;'];
   lines.push(`for (let i = 0; i < v.length; i++) { const x = v[i]; ${checkMember(element, 'x', 'if (copy === null) copy = v.slice(); copy[i] = c;')} }`);
   lines.push('return copy === null ? v : copy;');
-  const name = generator.defineFunction(lines.join('\n'));
-  return { kind: 'call', call: (variable) => `${name}(${variable})` };
+  return generator.defineFunction(lines);
 }
 
 /** The literal values an option's discriminator field accepts. */
@@ -229,16 +228,14 @@ function compileUnion(definition: SchemaDefinition, generator: Generator): Compi
     for (const option of options) lines.push(`c = ${asCall(generator.node(option), 'v')}; if (c !== FAILED) return c;`);
     lines.push('return FAILED;');
   }
-  const name = generator.defineFunction(lines.join('\n'));
-  return { kind: 'call', call: (variable) => `${name}(${variable})` };
+  return generator.defineFunction(lines);
 }
 
 function compileRecordValues(value: CompiledNode, generator: Generator): CompiledNode {
   const lines = [`if (!${IS_OBJECT('v')}) return FAILED;`, 'let copy = null, c;'];
   lines.push(`for (const k in v) { const x = v[k]; ${checkMember(value, 'x', 'if (copy === null) copy = { ...v }; copy[k] = c;')} }`);
   lines.push('return copy === null ? v : copy;');
-  const name = generator.defineFunction(lines.join('\n'));
-  return { kind: 'call', call: (variable) => `${name}(${variable})` };
+  return generator.defineFunction(lines);
 }
 
 /** A test for one of a few scalar values, inline; a set for many. */
@@ -296,8 +293,7 @@ function compileNode(schema: SchemaLike, generator: Generator): CompiledNode {
     case 'pipe': {
       const first = generator.node(definition.in as SchemaLike);
       const second = generator.node(definition.out as SchemaLike);
-      const name = generator.defineFunction(`const m = ${asCall(first, 'v')};\nreturn m === FAILED ? FAILED : ${asCall(second, 'm')};`);
-      return { kind: 'call', call: (variable) => `${name}(${variable})` };
+      return generator.defineFunction([`const m = ${asCall(first, 'v')};`, `return m === FAILED ? FAILED : ${asCall(second, 'm')};`]);
     }
     case 'transform': {
       const transform = definition.transform;

@@ -135,11 +135,11 @@ describe('UpstreamResponse: consume, release, discard', () => {
     );
 
     // Aborted before it is sent: undici never sends it.
-    const before = requestSockets.length;
+    const requestsSoFar = requestSockets.length;
     const early = new CallAbortSignal();
     early.abort(new Error('bridge stopping'));
     await assert.rejects(client.postChatCompletions('{}', early), /bridge stopping/);
-    assert.equal(requestSockets.length, before);
+    assert.equal(requestSockets.length, requestsSoFar);
   });
 
   it('rejects when the backend cuts the body short', async () => {
