@@ -13,13 +13,14 @@ import type { ChatRequestParts, EncodedChatRequest, EncodedFragment } from './tr
  * already holds by looking its hash up.
  */
 
-export function splitChatRequest(request: ChatRequest): ChatRequestParts {
+/** `toolsJson`: the tools' JSON text when the caller has it already (a cached tool lowering). */
+export function splitChatRequest(request: ChatRequest, toolsJson: string | null = null): ChatRequestParts {
   const hasTools = request.tools !== undefined;
   return {
     // Emptied, not deleted: the rebuilt request keeps the original key order.
     head: JSON.stringify({ ...request, messages: [], ...(hasTools ? { tools: [] } : {}) }),
     messages: request.messages.map((message) => JSON.stringify(message)),
-    tools: hasTools ? JSON.stringify(request.tools) : null,
+    tools: hasTools ? (toolsJson ?? JSON.stringify(request.tools)) : null,
   };
 }
 

@@ -19,6 +19,21 @@ function once<T>(compute: () => T): () => T {
 }
 
 /**
+ * `JSON.stringify(request)`, member by member, with the tools' text as given instead of serialised
+ * again: the same bytes, since JSON.stringify also writes an object's members in order and leaves out
+ * those whose value it cannot write (undefined).
+ */
+function stringifyWithToolsText(request: ChatRequest, toolsJson: string): string {
+  let text = '';
+  for (const [key, value] of Object.entries(request)) {
+    const member = key === 'tools' ? toolsJson : (JSON.stringify(value) as string | undefined);
+    if (member === undefined) continue;
+    text += `${text.length === 0 ? '{' : ','}${JSON.stringify(key)}:${member}`;
+  }
+  return text.length === 0 ? '{}' : `${text}}`;
+}
+
+/**
  * Serialises a lowered request once. With `byParts` the request is serialised part by part and the
  * parts are joined for the wire, so the panel keeps the same parts without a second serialisation.
  * With `largeStrings` the request holds placeholders for the body's long strings
@@ -26,10 +41,15 @@ function once<T>(compute: () => T): () => T {
  * request or its parts for the panel gets the real text, built only when it is read (after the
  * request has left: the worker encodes traffic on its next loop turn).
  */
-export function serialiseChatRequest(request: ChatRequest, options: { byParts: boolean; largeStrings: LargeStringTable | null }): SerialisedChatRequest {
+export function serialiseChatRequest(
+  request: ChatRequest,
+  options: { byParts: boolean; largeStrings: LargeStringTable | null; toolsJson?: string | null },
+): SerialisedChatRequest {
   const { largeStrings: table } = options;
-  const parts = options.byParts ? splitChatRequest(request) : null;
-  const text = parts ? joinChatRequestParts(parts) : JSON.stringify(request);
+  // The lowering's own text for these very tools (LoweredRequest.toolsJson): long strings it holds are spliced back like the rest's.
+  const toolsJson = request.tools !== undefined ? (options.toolsJson ?? null) : null;
+  const parts = options.byParts ? splitChatRequest(request, toolsJson) : null;
+  const text = parts ? joinChatRequestParts(parts) : toolsJson !== null ? stringifyWithToolsText(request, toolsJson) : JSON.stringify(request);
   if (table === null) return { body: text, readRequest: () => request, readParts: parts ? () => parts : null };
   const expanded = table.expand(text);
   if (expanded !== null) {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeOptions } from '../core/bridge-options.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
+import type { ToolLoweringCache } from '../core/lower/tool-lowering-cache.ts';
 import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
@@ -26,6 +27,8 @@ export interface ResponsesExchangeDependencies {
   getOptions: () => BridgeOptions;
   ledger: WarningLedger;
   grammarCache: GrammarCache;
+  /** Tool lists lowered before (tool-lowering-cache.ts), shared by every exchange of one bridge. */
+  toolCache: ToolLoweringCache;
   logger: Logger;
   onTraffic: TrafficListener;
   /** Seconds without any event before a `response.in_progress` keepalive goes out; 0 disables. */
@@ -121,13 +124,13 @@ function startExchange(dependencies: ExchangeContext, body: unknown, request: In
   locals.roundTrip = roundTrip;
   const startedAtMs = Date.now();
   const options = dependencies.getOptions();
-  const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache });
+  const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache, toolCache: dependencies.toolCache });
   const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair });
   const largeStrings = locals.largeStrings ?? null;
   // Only placeholders of text the lowering copies can be left; anything else it kept, such as a
   // warning quoting an item, is given its real text.
   if (largeStrings) lowered.warnings = largeStrings.restore(lowered.warnings);
-  const sent = serialiseChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings });
+  const sent = serialiseChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings, toolsJson: lowered.toolsJson });
   exchange.send(sent.body);
   exchange.reporter.start(lowered, locals.requestBytes ?? Number(request.headers['content-length'] ?? 0), exchange.translator, sent);
   return exchange;

@@ -11,6 +11,7 @@ import { redactSecrets } from '../core/redact-secrets.ts';
 import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 import { createWarningLedger } from '../core/warnings.ts';
 import { createGrammarCache } from '../core/grammar/grammar-cache.ts';
+import { createToolLoweringCache } from '../core/lower/tool-lowering-cache.ts';
 import { createBridgeRequestHandler } from './create-app.ts';
 import { createExchangeLogWriter } from './exchange-log.ts';
 import { isLoopbackHostname } from './security.ts';
@@ -128,6 +129,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     getOptions: () => options,
     ledger: createWarningLedger(),
     grammarCache: createGrammarCache(),
+    toolCache: createToolLoweringCache(),
     logger,
     onTraffic,
     getToken,

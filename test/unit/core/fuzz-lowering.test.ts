@@ -7,6 +7,8 @@ import { resolveBridgeOptions, type BridgeOptions } from '../../../src/core/brid
 import type { ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
 import { BridgeError } from '../../../src/core/errors.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
+import { createToolLoweringCache } from '../../../src/core/lower/tool-lowering-cache.ts';
+import { serialiseChatRequest } from '../../../src/core/serialise-chat-request.ts';
 import { MAX_WIRE_NAME_LENGTH } from '../../../src/core/tool-map.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 import { validateChatRequestForVllm } from '../../support/vllm-chat-validator.ts';
@@ -42,8 +44,12 @@ type LoweringOutcome = { kind: 'lowered'; lowered: LoweredRequest } | { kind: 'r
 
 /** Lowers, classifying the outcome; any error other than a typed refusal fails the property. */
 function lower(body: unknown, options: BridgeOptions): LoweringOutcome {
+  return outcomeOf(() => convertResponsesRequestToChatRequest(body, options, createWarningLedger()));
+}
+
+function outcomeOf(lowerRequest: () => LoweredRequest): LoweringOutcome {
   try {
-    return { kind: 'lowered', lowered: convertResponsesRequestToChatRequest(body, options, createWarningLedger()) };
+    return { kind: 'lowered', lowered: lowerRequest() };
   } catch (error) {
     if (BridgeError.is(error) && (error.bridgeErrorReason === 'invalid_request' || error.bridgeErrorReason === 'unsupported_feature')) {
       assert.ok(error.message.length > 0, 'a refusal says why');
@@ -305,4 +311,56 @@ describe('fuzz: random Responses requests through lowering', () => {
       PARAMETERS,
     );
   });
+
+  it('a shared tool lowering cache changes nothing: the same lowering, warnings and bytes as without it', (context) => {
+    // Sessions of turns that mostly resend one of a few tool lists (as Codex does), with random
+    // histories, tool choices and options, and now and then a list or an options object that differs.
+    const turn = fc.record({
+      body: fc.oneof({ weight: 3, arbitrary: codexShapedRequest }, { weight: 1, arbitrary: mutatedCapture }),
+      list: fc.nat({ max: 3 }),
+      options: fc.nat({ max: 2 }),
+      keepOwnTools: fc.boolean(),
+    });
+    let hits = 0;
+    let turns = 0;
+    fc.assert(
+      fc.property(fc.array(fc.array(tool, { maxLength: 5 }), { minLength: 4, maxLength: 4 }), fc.array(options, { minLength: 2, maxLength: 2 }), fc.array(turn, { minLength: 2, maxLength: 8 }), (lists, optionSets, session) => {
+        const resolved = optionSets.map((partial) => resolveBridgeOptions(partial));
+        // The same settings as the first, in an object of their own: a different options object is a miss, never a wrong hit.
+        resolved.push(resolveBridgeOptions(optionSets[0]));
+        const cache = createToolLoweringCache({ maxEntries: 3 });
+        const plainLedger = createWarningLedger();
+        const cachedLedger = createWarningLedger();
+        for (const { body, list, options: pick, keepOwnTools } of session) {
+          const request = typeof body === 'object' && body !== null && !keepOwnTools ? { ...body, tools: lists[list] } : body;
+          const chosen = resolved[pick] as BridgeOptions;
+          // Each side parses its own copy, as each request does: the cache freezes the tools it keeps.
+          const plain = outcomeOf(() => convertResponsesRequestToChatRequest(structuredClone(request), chosen, plainLedger));
+          const cached = outcomeOf(() => convertResponsesRequestToChatRequest(structuredClone(request), chosen, cachedLedger, { toolCache: cache }));
+          turns += 1;
+          if (plain.kind === 'refused' || cached.kind === 'refused') {
+            assert.deepEqual([cached.kind, cached.kind === 'refused' ? cached.error.message : null], [plain.kind, plain.kind === 'refused' ? plain.error.message : null]);
+            continue;
+          }
+          if (cached.lowered.toolsJson !== null) hits += 1;
+          assert.equal(plain.lowered.toolsJson, null);
+          const { toolMap: plainMap, toolsJson: _plainText, ...plainRest } = plain.lowered;
+          const { toolMap: cachedMap, toolsJson: cachedText, ...cachedRest } = cached.lowered;
+          assert.deepStrictEqual(cachedRest, plainRest);
+          assert.deepStrictEqual([...cachedMap], [...plainMap]);
+          if (cachedText !== null) assert.equal(cachedText, JSON.stringify(plain.lowered.chatRequest.tools));
+          for (const byParts of [false, true]) {
+            const plainSent = serialiseChatRequest(plain.lowered.chatRequest, { byParts, largeStrings: null });
+            const cachedSent = serialiseChatRequest(cached.lowered.chatRequest, { byParts, largeStrings: null, toolsJson: cachedText });
+            assert.equal(cachedSent.body, plainSent.body, 'the same bytes upstream');
+            assert.deepStrictEqual(cachedSent.readParts?.(), plainSent.readParts?.());
+          }
+        }
+      }),
+      { ...PARAMETERS, numRuns: Math.max(1, Math.floor(RUNS / 4)) },
+    );
+    context.diagnostic(`${hits} of ${turns} turns served their tools from the cache (seed ${SEED})`);
+    assert.ok(hits > turns / 10, `too few cache hits (${hits} of ${turns}): the property barely tests a hit`);
+  });
 });
+
