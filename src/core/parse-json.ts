@@ -49,3 +49,28 @@ export function exceedsJsonNestingDepth(value: unknown, limit: number): boolean 
   }
   return false;
 }
+
+/**
+ * Whether two parsed JSON values are the same value with their keys in the same order. Walks both
+ * once and stops at the first difference.
+ */
+export function isSameJsonValue(left: unknown, right: unknown): boolean {
+  if (left === right) return true;
+  if (typeof left !== 'object' || typeof right !== 'object' || left === null || right === null) return false;
+  if (Array.isArray(left)) {
+    if (!Array.isArray(right) || left.length !== right.length) return false;
+    for (let index = 0; index < left.length; index++) if (!isSameJsonValue(left[index], right[index])) return false;
+    return true;
+  }
+  if (Array.isArray(right)) return false;
+  // One key array, the other side walked in its own order (for…in: parsed JSON has no inherited or symbol keys).
+  const leftKeys = Object.keys(left);
+  const leftRecord = left as Record<string, unknown>;
+  const rightRecord = right as Record<string, unknown>;
+  let index = 0;
+  for (const key in rightRecord) {
+    if (key !== leftKeys[index] || !isSameJsonValue(leftRecord[key], rightRecord[key])) return false;
+    index++;
+  }
+  return index === leftKeys.length;
+}

@@ -1,5 +1,6 @@
 import type { BridgeOptions } from '../bridge-options.ts';
 import type { ChatTool } from '../chat/chat-completions-api.ts';
+import { isSameJsonValue } from '../parse-json.ts';
 import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
 import { lowerTools, type GrammarExampleRenderer, type LowerToolsResult, type ToolDeclaration } from './lower-tools.ts';
 
@@ -43,31 +44,6 @@ interface Entry {
   options: BridgeOptions;
   withExamples: boolean;
   lowering: CachedToolLowering;
-}
-
-/**
- * Whether two parsed JSON values are the same value with their keys in the same order. Walks both
- * once and stops at the first difference; costs a fraction of lowering and serialising the tools.
- */
-export function isSameJsonValue(left: unknown, right: unknown): boolean {
-  if (left === right) return true;
-  if (typeof left !== 'object' || typeof right !== 'object' || left === null || right === null) return false;
-  if (Array.isArray(left)) {
-    if (!Array.isArray(right) || left.length !== right.length) return false;
-    for (let index = 0; index < left.length; index++) if (!isSameJsonValue(left[index], right[index])) return false;
-    return true;
-  }
-  if (Array.isArray(right)) return false;
-  const leftKeys = Object.keys(left);
-  const rightKeys = Object.keys(right);
-  if (leftKeys.length !== rightKeys.length) return false;
-  const leftRecord = left as Record<string, unknown>;
-  const rightRecord = right as Record<string, unknown>;
-  for (let index = 0; index < leftKeys.length; index++) {
-    const key = leftKeys[index] as string;
-    if (key !== rightKeys[index] || !isSameJsonValue(leftRecord[key], rightRecord[key])) return false;
-  }
-  return true;
 }
 
 function isSameDeclarationList(left: readonly ToolDeclaration[], right: readonly ToolDeclaration[]): boolean {

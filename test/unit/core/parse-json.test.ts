@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { exceedsJsonNestingDepth } from '../../../src/core/parse-json.ts';
+import { exceedsJsonNestingDepth, isSameJsonValue } from '../../../src/core/parse-json.ts';
 
 function nestedArrays(depth: number): unknown {
   let value: unknown = [];
@@ -20,5 +20,21 @@ describe('exceedsJsonNestingDepth', () => {
     const body = { input: [{ content: 'x' }, { content: [{ deep: nestedArrays(600) }] }], tools: Array.from({ length: 50 }, () => ({ type: 'function' })) };
     assert.equal(exceedsJsonNestingDepth(body, 512), true);
     assert.equal(exceedsJsonNestingDepth(body, 700), false);
+  });
+});
+
+describe('isSameJsonValue', () => {
+  it('is equality of parsed JSON with keys in the same order', () => {
+    assert.ok(isSameJsonValue({ a: [1, 'x', null, { b: true }] }, { a: [1, 'x', null, { b: true }] }));
+    assert.ok(isSameJsonValue('', ''));
+    assert.ok(!isSameJsonValue({ a: 1, b: 2 }, { b: 2, a: 1 }), 'key order is part of the value');
+    assert.ok(!isSameJsonValue({ a: 1 }, { a: 1, b: undefined }));
+    assert.ok(!isSameJsonValue({ a: undefined }, { b: undefined }));
+    assert.ok(!isSameJsonValue([1, 2], [1, 2, 3]));
+    assert.ok(!isSameJsonValue([], {}));
+    assert.ok(!isSameJsonValue({}, []));
+    assert.ok(!isSameJsonValue({ a: null }, { a: {} }));
+    assert.ok(!isSameJsonValue({ a: '1' }, { a: 1 }));
+    assert.ok(!isSameJsonValue({ deep: [{ x: [0] }] }, { deep: [{ x: [1] }] }));
   });
 });

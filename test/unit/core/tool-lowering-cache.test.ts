@@ -4,7 +4,7 @@ import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
 import { InvalidRequestError } from '../../../src/core/errors.ts';
 import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import type { ToolDeclaration } from '../../../src/core/lower/lower-tools.ts';
-import { createToolLoweringCache, isSameJsonValue } from '../../../src/core/lower/tool-lowering-cache.ts';
+import { createToolLoweringCache } from '../../../src/core/lower/tool-lowering-cache.ts';
 import { serialiseChatRequest } from '../../../src/core/serialise-chat-request.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 
@@ -26,22 +26,6 @@ function declare(...tools: object[]): ToolDeclaration[] {
 function request(tools: object[], extra: Record<string, unknown> = {}): Record<string, unknown> {
   return structuredClone({ model: 'qwen3-coder', input: 'hello', tools, tool_choice: 'auto', stream: true, ...extra });
 }
-
-describe('isSameJsonValue', () => {
-  it('is equality of parsed JSON with keys in the same order', () => {
-    assert.ok(isSameJsonValue({ a: [1, 'x', null, { b: true }] }, { a: [1, 'x', null, { b: true }] }));
-    assert.ok(isSameJsonValue('', ''));
-    assert.ok(!isSameJsonValue({ a: 1, b: 2 }, { b: 2, a: 1 }), 'key order is part of the value');
-    assert.ok(!isSameJsonValue({ a: 1 }, { a: 1, b: undefined }));
-    assert.ok(!isSameJsonValue({ a: undefined }, { b: undefined }));
-    assert.ok(!isSameJsonValue([1, 2], [1, 2, 3]));
-    assert.ok(!isSameJsonValue([], {}));
-    assert.ok(!isSameJsonValue({}, []));
-    assert.ok(!isSameJsonValue({ a: null }, { a: {} }));
-    assert.ok(!isSameJsonValue({ a: '1' }, { a: 1 }));
-    assert.ok(!isSameJsonValue({ deep: [{ x: [0] }] }, { deep: [{ x: [1] }] }));
-  });
-});
 
 describe('tool lowering cache', () => {
   const options = resolveBridgeOptions();
