@@ -6,6 +6,8 @@
 import { resolveBridgeOptions } from '../src/core/bridge-options.ts';
 import { createGrammarCache } from '../src/core/grammar/grammar-cache.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../src/core/lower/convert-responses-request-to-chat-request.ts';
+import { createToolLoweringCache } from '../src/core/lower/tool-lowering-cache.ts';
+import { createMessageTextCache } from '../src/core/message-text-cache.ts';
 import { parseWithLargeStrings } from '../src/core/lower/passthrough-text.ts';
 import { parseJson } from '../src/core/parse-json.ts';
 import { serialiseChatRequest } from '../src/core/serialise-chat-request.ts';
@@ -17,14 +19,17 @@ import { monotonicMilliseconds } from './child-protocol.ts';
 import { summarize, type Summary } from './statistics.ts';
 
 const options = resolveBridgeOptions();
-// One ledger and one grammar cache per process, as the server keeps them.
+// One ledger and one of each cache per process, as the server keeps them: a session's next turn
+// (here, the same turn again) finds its tools and its history's text there.
 const ledger = createWarningLedger();
 const grammarCache = createGrammarCache();
+const toolCache = createToolLoweringCache();
+const messageCache = createMessageTextCache();
 
 export function lowerRequestBody(text: string): LoweredRequest {
   const parsed = parseJson(text);
   if (!parsed.success) throw new Error('bench request is not JSON');
-  return convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache });
+  return convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache, toolCache });
 }
 
 /** Lifts a whole backend SSE answer through the exchange's own pump; returns the bytes sent toward Codex. */
@@ -66,9 +71,12 @@ export function measureCoreConversion(requestText: string, answerSse: Buffer, it
     const parsed = carried ? { success: true as const, value: carried.body } : parseJson(requestBytes.toString('utf8'));
     const parsedAt = monotonicMilliseconds();
     if (!parsed.success) throw new Error('bench request is not JSON');
-    const lowered = convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache });
+    const lowered = convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache, toolCache });
     const loweredAt = monotonicMilliseconds();
-    const serialised = serialiseChatRequest(lowered.chatRequest, { byParts: false, largeStrings: carried?.table ?? null });
+    // As the exchange does (responses-exchange.ts): a large body's messages are not cached.
+    const session = lowered.summary.promptCacheKey;
+    const messages = carried === null && session !== null ? messageCache.serialise(session, lowered.chatRequest.messages) : null;
+    const serialised = serialiseChatRequest(lowered.chatRequest, { byParts: false, largeStrings: carried?.table ?? null, known: { tools: lowered.toolsJson, messages } });
     const serialisedAt = monotonicMilliseconds();
     liftAnswer(answerSse, lowered);
     const liftedAt = monotonicMilliseconds();

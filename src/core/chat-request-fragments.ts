@@ -13,14 +13,14 @@ import type { ChatRequestParts, EncodedChatRequest, EncodedFragment } from './tr
  * already holds by looking its hash up.
  */
 
-/** `toolsJson`: the tools' JSON text when the caller has it already (a cached tool lowering). */
-export function splitChatRequest(request: ChatRequest, toolsJson: string | null = null): ChatRequestParts {
+/** `known`: the texts of the tools and of each message, when the caller has them already (serialise-chat-request.ts). */
+export function splitChatRequest(request: ChatRequest, known: { tools: string | null; messages: readonly string[] | null } = { tools: null, messages: null }): ChatRequestParts {
   const hasTools = request.tools !== undefined;
   return {
     // Emptied, not deleted: the rebuilt request keeps the original key order.
     head: JSON.stringify({ ...request, messages: [], ...(hasTools ? { tools: [] } : {}) }),
-    messages: request.messages.map((message) => JSON.stringify(message)),
-    tools: hasTools ? (toolsJson ?? JSON.stringify(request.tools)) : null,
+    messages: known.messages !== null ? [...known.messages] : request.messages.map((message) => JSON.stringify(message)),
+    tools: hasTools ? (known.tools ?? JSON.stringify(request.tools)) : null,
   };
 }
 

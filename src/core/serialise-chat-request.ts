@@ -18,15 +18,24 @@ function once<T>(compute: () => T): () => T {
   return () => (computed ??= { value: compute() }).value;
 }
 
+/** Texts a caller already has for parts of the request: they are used instead of serialising those parts again. */
+export interface KnownTexts {
+  /** `JSON.stringify(request.tools)` (a cached tool lowering's, LoweredRequest.toolsJson). */
+  tools: string | null;
+  /** `JSON.stringify` of each message, in order (message-text-cache.ts). */
+  messages: readonly string[] | null;
+}
+
 /**
- * `JSON.stringify(request)`, member by member, with the tools' text as given instead of serialised
- * again: the same bytes, since JSON.stringify also writes an object's members in order and leaves out
- * those whose value it cannot write (undefined).
+ * `JSON.stringify(request)`, member by member, with the known texts put in instead of serialising
+ * those members again: the same bytes, since JSON.stringify also writes an object's members in order
+ * and leaves out those whose value it cannot write (undefined).
  */
-function stringifyWithToolsText(request: ChatRequest, toolsJson: string): string {
+function stringifyWithKnownTexts(request: ChatRequest, known: KnownTexts): string {
   let text = '';
   for (const [key, value] of Object.entries(request)) {
-    const member = key === 'tools' ? toolsJson : (JSON.stringify(value) as string | undefined);
+    const member =
+      key === 'tools' && known.tools !== null ? known.tools : key === 'messages' && known.messages !== null ? `[${known.messages.join(',')}]` : (JSON.stringify(value) as string | undefined);
     if (member === undefined) continue;
     text += `${text.length === 0 ? '{' : ','}${JSON.stringify(key)}:${member}`;
   }
@@ -43,13 +52,16 @@ function stringifyWithToolsText(request: ChatRequest, toolsJson: string): string
  */
 export function serialiseChatRequest(
   request: ChatRequest,
-  options: { byParts: boolean; largeStrings: LargeStringTable | null; toolsJson?: string | null },
+  options: { byParts: boolean; largeStrings: LargeStringTable | null; known?: Partial<KnownTexts> },
 ): SerialisedChatRequest {
   const { largeStrings: table } = options;
-  // The lowering's own text for these very tools (LoweredRequest.toolsJson): long strings it holds are spliced back like the rest's.
-  const toolsJson = request.tools !== undefined ? (options.toolsJson ?? null) : null;
-  const parts = options.byParts ? splitChatRequest(request, toolsJson) : null;
-  const text = parts ? joinChatRequestParts(parts) : toolsJson !== null ? stringifyWithToolsText(request, toolsJson) : JSON.stringify(request);
+  // Texts of these very parts: long strings they hold are spliced back like the rest's.
+  const known: KnownTexts = {
+    tools: request.tools !== undefined ? (options.known?.tools ?? null) : null,
+    messages: options.known?.messages?.length === request.messages.length ? options.known.messages : null,
+  };
+  const parts = options.byParts ? splitChatRequest(request, known) : null;
+  const text = parts ? joinChatRequestParts(parts) : known.tools !== null || known.messages !== null ? stringifyWithKnownTexts(request, known) : JSON.stringify(request);
   if (table === null) return { body: text, readRequest: () => request, readParts: parts ? () => parts : null };
   const expanded = table.expand(text);
   if (expanded !== null) {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeOptions } from '../core/bridge-options.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
 import type { ToolLoweringCache } from '../core/lower/tool-lowering-cache.ts';
+import type { MessageTextCache } from '../core/message-text-cache.ts';
 import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
@@ -29,6 +30,8 @@ export interface ResponsesExchangeDependencies {
   grammarCache: GrammarCache;
   /** Tool lists lowered before (tool-lowering-cache.ts), shared by every exchange of one bridge. */
   toolCache: ToolLoweringCache;
+  /** Each session's last messages and their texts (message-text-cache.ts), shared likewise. */
+  messageCache: MessageTextCache;
   logger: Logger;
   onTraffic: TrafficListener;
   /** Seconds without any event before a `response.in_progress` keepalive goes out; 0 disables. */
@@ -130,7 +133,10 @@ function startExchange(dependencies: ExchangeContext, body: unknown, request: In
   // Only placeholders of text the lowering copies can be left; anything else it kept, such as a
   // warning quoting an item, is given its real text.
   if (largeStrings) lowered.warnings = largeStrings.restore(lowered.warnings);
-  const sent = serialiseChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings, toolsJson: lowered.toolsJson });
+  // A large body's messages hold placeholders drawn for it alone: nothing to share with another request.
+  const session = lowered.summary.promptCacheKey;
+  const messages = largeStrings === null && session !== null ? dependencies.messageCache.serialise(session, lowered.chatRequest.messages) : null;
+  const sent = serialiseChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings, known: { tools: lowered.toolsJson, messages } });
   exchange.send(sent.body);
   exchange.reporter.start(lowered, locals.requestBytes ?? Number(request.headers['content-length'] ?? 0), exchange.translator, sent);
   return exchange;

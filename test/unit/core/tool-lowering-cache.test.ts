@@ -109,7 +109,7 @@ describe('lowering and serialising with the cache', () => {
     assert.equal(second.toolsJson, JSON.stringify(plain.chatRequest.tools));
     for (const byParts of [false, true]) {
       const expected = serialiseChatRequest(plain.chatRequest, { byParts, largeStrings: null });
-      const sent = serialiseChatRequest(second.chatRequest, { byParts, largeStrings: null, toolsJson: second.toolsJson });
+      const sent = serialiseChatRequest(second.chatRequest, { byParts, largeStrings: null, known: { tools: second.toolsJson } });
       assert.equal(sent.body, expected.body);
       assert.equal(sent.body, JSON.stringify(plain.chatRequest));
       assert.deepEqual(sent.readParts?.(), expected.readParts?.());
@@ -123,7 +123,7 @@ describe('lowering and serialising with the cache', () => {
     const lowered = convertResponsesRequestToChatRequest(request(tools, { max_output_tokens: 64, temperature: 0.5 }), options, createWarningLedger(), { toolCache: cache });
     assert.ok(lowered.toolsJson !== null);
     const reordered = { tools: lowered.chatRequest.tools, ...lowered.chatRequest, unset: undefined, model: 'm' };
-    assert.equal(serialiseChatRequest(reordered, { byParts: false, largeStrings: null, toolsJson: lowered.toolsJson }).body, JSON.stringify(reordered));
+    assert.equal(serialiseChatRequest(reordered, { byParts: false, largeStrings: null, known: { tools: lowered.toolsJson } }).body, JSON.stringify(reordered));
   });
 
   it('gives a tool_choice that keeps only some tools a tool list of its own, and shows once-per-process warnings once', () => {

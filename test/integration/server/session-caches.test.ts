@@ -1,13 +1,17 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { itemsDone, postResponses, readSseEvents, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
-import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend, type ScriptedHandler } from '../../support/scripted-backend.ts';
+import { answerWithText, renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend, type ScriptedHandler } from '../../support/scripted-backend.ts';
+import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
+import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
+import { createWarningLedger } from '../../../src/core/warnings.ts';
 
 /**
- * The bridge lowers a tool list once and reuses it while a session resends it (tool-lowering-cache.ts).
- * Through the server: what reaches the backend is each turn's own tool list, a call is lifted with
- * the map of the list it came from, and a large body (long strings carried as bytes) gets the reused
- * list spliced in next to its own text.
+ * The bridge lowers a tool list once and reuses it while a session resends it (tool-lowering-cache.ts),
+ * and reuses the text of the history a session resends (message-text-cache.ts). Through the server:
+ * what reaches the backend is each turn's own tool list and history, a call is lifted with the map of
+ * the list it came from, and a large body (long strings carried as bytes) gets the reused list spliced
+ * in next to its own text.
  */
 
 const PATCH = '*** Begin Patch\n*** Add File: notes.md\n+hello\n*** End Patch\n';
@@ -25,7 +29,7 @@ interface SentTool {
   function: { name: string; description: string };
 }
 
-describe('tool lowering cache, through the server', () => {
+describe('session caches, through the server', () => {
   let backend: ScriptedBackend;
   let bridge: StartedBridge;
   before(async () => {
@@ -70,4 +74,34 @@ describe('tool lowering cache, through the server', () => {
     assert.equal(sent.tools.find((tool) => tool.function.name === 'exec_command')?.function.description, 'Run.');
     assert.equal(items.find((item) => item.type === 'custom_tool_call')?.input, PATCH);
   });
+
+  it('sends each turn its own history as the session grows, rewrites it, and changes sessions, whole or by parts', async () => {
+    const options = resolveBridgeOptions();
+    const history: object[] = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list the files — ünï' }] }];
+    const turns: Array<{ session: string; input: object[] }> = [];
+    for (let turn = 1; turn <= 4; turn++) {
+      history.push({ type: 'function_call', call_id: `call_${turn}`, name: 'exec_command', arguments: JSON.stringify({ cmd: `ls ${turn}` }) });
+      history.push({ type: 'function_call_output', call_id: `call_${turn}`, output: `file ${turn}` });
+      turns.push({ session: 'thread-1', input: structuredClone(history) });
+    }
+    // Rewritten from the start (compaction), then the same history under another session.
+    turns.push({ session: 'thread-1', input: [{ type: 'message', role: 'user', content: 'summary' }, ...structuredClone(history).slice(3)] });
+    turns.push({ session: 'thread-2', input: structuredClone(history) });
+    for (const parts of [false, true]) {
+      const partsBridge = parts ? await startTestBridge({ backendUrl: backend.url, keepaliveSeconds: 0, serialiseRequestParts: true }) : bridge;
+      try {
+        for (const { session, input } of turns) {
+          backend.setHandlers(answerWithText('ok'));
+          const body = { model: 'qwen3-coder', instructions: 'You are Codex.', input, tools: [execCommand('Run.')], prompt_cache_key: session, stream: true };
+          const answer = await readSseEvents(await postResponses(partsBridge.url, body));
+          assert.equal(answer.status, 200);
+          const expected = convertResponsesRequestToChatRequest(structuredClone(body), options, createWarningLedger()).chatRequest;
+          assert.deepEqual((backend.requests.at(-1)?.body as { messages: unknown }).messages, expected.messages);
+        }
+      } finally {
+        if (parts) await partsBridge.close();
+      }
+    }
+  });
 });
+
