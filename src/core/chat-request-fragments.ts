@@ -13,8 +13,15 @@ import type { ChatRequestParts, EncodedChatRequest, EncodedFragment } from './tr
  * already holds by looking its hash up.
  */
 
-/** `known`: the texts of the tools and of each message, when the caller has them already (serialise-chat-request.ts). */
-export function splitChatRequest(request: ChatRequest, known: { tools: string | null; messages: readonly string[] | null } = { tools: null, messages: null }): ChatRequestParts {
+/** Texts a caller already has for parts of the request: they are used instead of serialising those parts again. */
+export interface KnownTexts {
+  /** `JSON.stringify(request.tools)` (a cached tool lowering's, LoweredRequest.toolsJson). */
+  tools: string | null;
+  /** `JSON.stringify` of each message, in order (message-text-cache.ts). */
+  messages: readonly string[] | null;
+}
+
+export function splitChatRequest(request: ChatRequest, known: KnownTexts = { tools: null, messages: null }): ChatRequestParts {
   const hasTools = request.tools !== undefined;
   return {
     // Emptied, not deleted: the rebuilt request keeps the original key order.

@@ -19,7 +19,7 @@ export interface MessageTextCache {
    * The JSON text of each message (`JSON.stringify(message)`), reusing the session's last texts where
    * its message is the same; remembers these messages for the session's next request.
    */
-  serialise(session: string, messages: readonly ChatMessage[]): string[];
+  serialise(session: string, messages: readonly ChatMessage[]): readonly string[];
   /** Messages whose text came from the cache so far (tests, the bench). */
   readonly reusedMessages: number;
 }
@@ -31,7 +31,8 @@ export const DEFAULT_MESSAGE_CACHE_CHARACTERS = 2_000_000;
 
 interface SessionEntry {
   messages: readonly ChatMessage[];
-  texts: string[];
+  /** Handed out as they are: readonly, since the next request of the session reads them again. */
+  texts: readonly string[];
   characters: number;
 }
 

@@ -1,5 +1,5 @@
 import type { ChatRequest } from './chat/chat-completions-api.ts';
-import { joinChatRequestParts, splitChatRequest } from './chat-request-fragments.ts';
+import { joinChatRequestParts, splitChatRequest, type KnownTexts } from './chat-request-fragments.ts';
 import type { LargeStringTable } from './large-json-strings.ts';
 import type { ChatRequestParts } from './traffic-event.ts';
 
@@ -16,14 +16,6 @@ export interface SerialisedChatRequest {
 function once<T>(compute: () => T): () => T {
   let computed: { value: T } | null = null;
   return () => (computed ??= { value: compute() }).value;
-}
-
-/** Texts a caller already has for parts of the request: they are used instead of serialising those parts again. */
-export interface KnownTexts {
-  /** `JSON.stringify(request.tools)` (a cached tool lowering's, LoweredRequest.toolsJson). */
-  tools: string | null;
-  /** `JSON.stringify` of each message, in order (message-text-cache.ts). */
-  messages: readonly string[] | null;
 }
 
 /**

@@ -4,13 +4,13 @@ import { UnsupportedFeatureError } from '../errors.ts';
 import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.ts';
 import { renderGrammarExample } from '../grammar/render-grammar-example.ts';
 import { parseResponsesRequest } from '../responses/responses-request.ts';
-import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
+import type { ToolMap } from '../tool-map.ts';
 import type { BridgeWarning, WarningLedger } from '../warnings.ts';
 import { applyConfigurationUpdates } from './apply-configuration-updates.ts';
 import { convertInputItems } from './convert-input-items.ts';
 import { convertRequestFields } from './convert-request-fields.ts';
 import { hoistAdditionalTools, type IndexedInputItem } from './hoist-additional-tools.ts';
-import { lowerTools, type LoweredToolRecord, type LowerToolsResult, type ToolDeclaration } from './lower-tools.ts';
+import { collectChatTools, createToolMap, lowerTools, type LoweredToolRecord, type LowerToolsResult, type ToolDeclaration } from './lower-tools.ts';
 import type { ToolLoweringCache } from './tool-lowering-cache.ts';
 import type { ToolSummary } from './tool-summary.ts';
 import { createPendingWarning, resolvePendingWarnings } from './pending-warning.ts';
@@ -117,8 +117,8 @@ export function convertResponsesRequestToChatRequest(
   // A cached lowering whose tools tool_choice keeps, all of them: its tools, map and text as they are.
   const shared = cachedTools !== null && !cachedTools.value.some(isDeselected) ? cachedTools : null;
   const records = shared ? shared.value : loweredTools.value.map((record) => (isDeselected(record) ? deselect(record) : record));
-  const chatTools = shared ? (shared.chatTools as ChatTool[]) : records.flatMap((record) => (record.chatTool ? [record.chatTool] : []));
-  const toolMap: ToolMap = shared ? shared.toolMap : new Map<string, ToolMapEntry>(records.flatMap((record) => (record.mapEntry ? [[record.mapEntry.wireName, record.mapEntry] as const] : [])));
+  const chatTools = shared ? (shared.chatTools as ChatTool[]) : collectChatTools(records);
+  const toolMap: ToolMap = shared ? shared.toolMap : createToolMap(records);
 
   const upstreamModel = options.modelOverride || request.model;
   // vLLM rejects `"tools": []` and any tool_choice without tools, and parallel_tool_calls only

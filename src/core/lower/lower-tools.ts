@@ -31,6 +31,16 @@ export interface LowerToolsResult {
   warnings: PendingWarning[];
 }
 
+/** The tools of these records that go upstream, in order. */
+export function collectChatTools(records: readonly LoweredToolRecord[]): ChatTool[] {
+  return records.flatMap((record) => (record.chatTool ? [record.chatTool] : []));
+}
+
+/** Wire name → tool, for the records that go upstream. */
+export function createToolMap(records: readonly LoweredToolRecord[]): Map<string, ToolMapEntry> {
+  return new Map(records.flatMap((record) => (record.mapEntry ? [[record.mapEntry.wireName, record.mapEntry] as const] : [])));
+}
+
 /** LM Studio rejects `{}`, so a missing schema becomes an empty object schema. */
 export const EMPTY_PARAMETERS_SCHEMA: Readonly<Record<string, unknown>> = Object.freeze({ type: 'object', properties: {} });
 

@@ -2,7 +2,7 @@ import type { BridgeOptions } from '../bridge-options.ts';
 import type { ChatTool } from '../chat/chat-completions-api.ts';
 import { isSameJsonValue } from '../parse-json.ts';
 import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
-import { lowerTools, type GrammarExampleRenderer, type LowerToolsResult, type ToolDeclaration } from './lower-tools.ts';
+import { collectChatTools, createToolMap, lowerTools, type GrammarExampleRenderer, type LowerToolsResult, type ToolDeclaration } from './lower-tools.ts';
 
 /*
  * Codex sends the same tool list on every turn of a session (17 kB of it in the bench's code-mode
@@ -80,9 +80,8 @@ function holdsNul(value: unknown): boolean {
 
 function lowerForCache(declarations: readonly ToolDeclaration[], options: BridgeOptions, renderExample: GrammarExampleRenderer | null): CachedToolLowering {
   const result = lowerTools(declarations, options, renderExample);
-  const chatTools = result.value.flatMap((record) => (record.chatTool ? [record.chatTool] : []));
-  const entries = result.value.flatMap((record) => (record.mapEntry ? [[record.mapEntry.wireName, record.mapEntry] as const] : []));
-  return { ...result, chatTools, chatToolsJson: JSON.stringify(chatTools), toolMap: new Map<string, ToolMapEntry>(entries) };
+  const chatTools = collectChatTools(result.value);
+  return { ...result, chatTools, chatToolsJson: JSON.stringify(chatTools), toolMap: createToolMap(result.value) };
 }
 
 /** The lowering made shareable: it and the declarations it was made from can no longer change. */
