@@ -13,6 +13,17 @@ import type { ChatRequestParts, EncodedChatRequest, EncodedFragment } from './tr
  * already holds by looking its hash up.
  */
 
+/** A JSON text and its length in UTF-8, so it can be written into a body's bytes without measuring it again. */
+export interface JsonText {
+  readonly text: string;
+  readonly byteLength: number;
+}
+
+export function createJsonText(value: unknown): JsonText {
+  const text = JSON.stringify(value);
+  return { text, byteLength: Buffer.byteLength(text, 'utf8') };
+}
+
 /** Texts a caller already has for parts of the request: they are used instead of serialising those parts again. */
 export interface KnownTexts {
   /** `JSON.stringify(request.tools)` (a cached tool lowering's, LoweredRequest.toolsJson). */

@@ -1,5 +1,6 @@
 import type { ChatRequest } from './chat/chat-completions-api.ts';
-import { joinChatRequestParts, splitChatRequest, type KnownTexts } from './chat-request-fragments.ts';
+import { joinChatRequestParts, splitChatRequest, type JsonText, type KnownTexts } from './chat-request-fragments.ts';
+import type { SerialisedMessages } from './message-text-cache.ts';
 import type { LargeStringTable } from './large-json-strings.ts';
 import type { ChatRequestParts } from './traffic-event.ts';
 
@@ -18,11 +19,54 @@ function once<T>(compute: () => T): () => T {
   return () => (computed ??= { value: compute() }).value;
 }
 
+/** What a caller already has of the request's JSON: used instead of serialising those parts again. */
+export interface KnownJson {
+  /** `JSON.stringify(request.tools)` (a cached tool lowering's, LoweredRequest.toolsJson). */
+  tools: JsonText | null;
+  /** The messages' JSON (message-text-cache.ts). */
+  messages: SerialisedMessages | null;
+}
+
 /**
- * `JSON.stringify(request)`, member by member, with the known texts put in instead of serialising
- * those members again: the same bytes, since JSON.stringify also writes an object's members in order
- * and leaves out those whose value it cannot write (undefined).
+ * `JSON.stringify(request)` as UTF-8, member by member, with the known parts written in instead of
+ * serialising them again: the same bytes, since JSON.stringify also writes an object's members in
+ * order and leaves out those whose value it cannot write (undefined). Written straight into one
+ * buffer: text spliced from pieces would have to be flattened and then encoded as a whole.
  */
+function encodeWithKnownJson(request: ChatRequest, known: KnownJson): Buffer {
+  const pieces: Array<string | JsonText | Uint8Array> = [];
+  // Members between the known parts gather into one text.
+  let text = '{';
+  let first = true;
+  for (const [key, value] of Object.entries(request)) {
+    const knownPart = key === 'tools' ? known.tools : key === 'messages' ? known.messages : null;
+    const member = knownPart === null ? (JSON.stringify(value) as string | undefined) : '';
+    if (member === undefined) continue;
+    text += `${first ? '' : ','}${JSON.stringify(key)}:${member}`;
+    first = false;
+    if (knownPart === null) continue;
+    pieces.push(text, 'bytes' in knownPart ? knownPart.bytes : knownPart);
+    text = '';
+  }
+  pieces.push(`${text}}`);
+  let total = 0;
+  for (const piece of pieces) total += typeof piece === 'string' ? Buffer.byteLength(piece, 'utf8') : piece.byteLength;
+  const body = Buffer.allocUnsafe(total);
+  let offset = 0;
+  for (const piece of pieces) {
+    if (typeof piece === 'string') offset += body.write(piece, offset, 'utf8');
+    else if ('text' in piece) offset += body.write(piece.text, offset, 'utf8');
+    else {
+      body.set(piece, offset);
+      offset += piece.byteLength;
+    }
+  }
+  // Every byte of the unzeroed buffer must have been written.
+  if (offset !== total) throw new Error(`the lowered request came out ${offset} bytes long, not the ${total} measured`);
+  return body;
+}
+
+/** The request's text with the known texts put in (the large-string path works on text). */
 function stringifyWithKnownTexts(request: ChatRequest, known: KnownTexts): string {
   let text = '';
   for (const [key, value] of Object.entries(request)) {
@@ -35,25 +79,30 @@ function stringifyWithKnownTexts(request: ChatRequest, known: KnownTexts): strin
 }
 
 /**
- * Serialises a lowered request once. With `byParts` the request is serialised part by part and the
- * parts are joined for the wire, so the panel keeps the same parts without a second serialisation.
- * With `largeStrings` the request holds placeholders for the body's long strings
- * (large-json-strings.ts): they are spliced back as bytes on the way out, and whatever reads the
- * request or its parts for the panel gets the real text, built only when it is read (after the
- * request has left: the worker encodes traffic on its next loop turn).
+ * Serialises a lowered request once. With `byParts` the panel also gets the request cut into parts:
+ * from the known texts where there are some, or serialised part by part and joined for the wire, so
+ * the panel keeps the same parts without a second serialisation. With `largeStrings` the request
+ * holds placeholders for the body's long strings (large-json-strings.ts): they are spliced back as
+ * bytes on the way out, and whatever reads the request or its parts for the panel gets the real
+ * text, built only when it is read (after the request has left: the worker encodes traffic on its
+ * next loop turn).
  */
 export function serialiseChatRequest(
   request: ChatRequest,
-  options: { byParts: boolean; largeStrings: LargeStringTable | null; known?: Partial<KnownTexts> },
+  options: { byParts: boolean; largeStrings: LargeStringTable | null; known?: Partial<KnownJson> },
 ): SerialisedChatRequest {
   const { largeStrings: table } = options;
-  // Texts of these very parts: long strings they hold are spliced back like the rest's.
-  const known: KnownTexts = {
+  const known: KnownJson = {
     tools: request.tools !== undefined ? (options.known?.tools ?? null) : null,
-    messages: options.known?.messages?.length === request.messages.length ? options.known.messages : null,
+    messages: options.known?.messages?.count === request.messages.length ? options.known.messages : null,
   };
-  const parts = options.byParts ? splitChatRequest(request, known) : null;
-  const text = parts ? joinChatRequestParts(parts) : known.tools !== null || known.messages !== null ? stringifyWithKnownTexts(request, known) : JSON.stringify(request);
+  const knownTexts = (): KnownTexts => ({ tools: known.tools?.text ?? null, messages: known.messages?.readTexts() ?? null });
+  if (table === null && (known.tools !== null || known.messages !== null)) {
+    return { body: encodeWithKnownJson(request, known), readRequest: () => request, readParts: options.byParts ? once(() => splitChatRequest(request, knownTexts())) : null };
+  }
+  const texts = knownTexts();
+  const parts = options.byParts ? splitChatRequest(request, texts) : null;
+  const text = parts ? joinChatRequestParts(parts) : texts.tools !== null || texts.messages !== null ? stringifyWithKnownTexts(request, texts) : JSON.stringify(request);
   if (table === null) return { body: text, readRequest: () => request, readParts: parts ? () => parts : null };
   const expanded = table.expand(text);
   if (expanded !== null) {

@@ -1,5 +1,6 @@
 import type { BridgeOptions } from '../bridge-options.ts';
 import type { ChatRequest, ChatTool } from '../chat/chat-completions-api.ts';
+import type { JsonText } from '../chat-request-fragments.ts';
 import { UnsupportedFeatureError } from '../errors.ts';
 import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.ts';
 import { renderGrammarExample } from '../grammar/render-grammar-example.ts';
@@ -34,9 +35,9 @@ export interface LoweredRequest {
   chatRequest: ChatRequest;
   /**
    * `JSON.stringify(chatRequest.tools)`, when the lowering had it already (a tool list the tool
-   * lowering cache has seen): serialising the request splices it in instead. Null otherwise.
+   * lowering cache has seen): serialising the request writes it in instead. Null otherwise.
    */
-  toolsJson: string | null;
+  toolsJson: JsonText | null;
   /** Wire name → tool, for lifting the backend's calls back. */
   toolMap: ToolMap;
   warnings: BridgeWarning[];

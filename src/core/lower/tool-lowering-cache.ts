@@ -1,5 +1,6 @@
 import type { BridgeOptions } from '../bridge-options.ts';
 import type { ChatTool } from '../chat/chat-completions-api.ts';
+import { createJsonText, type JsonText } from '../chat-request-fragments.ts';
 import { isSameJsonValue } from '../parse-json.ts';
 import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
 import { collectChatTools, createToolMap, lowerTools, type GrammarExampleRenderer, type LowerToolsResult, type ToolDeclaration } from './lower-tools.ts';
@@ -9,7 +10,7 @@ import { collectChatTools, createToolMap, lowerTools, type GrammarExampleRendere
  * request), and lowering it is a pure function of the declarations and the options. The owner (the
  * server, once per bridge) keeps one cache and passes it in through the lowering context, so core holds
  * no module-level state. A hit skips lowering the tools, building their map and serialising them:
- * their JSON text is kept with the entry and spliced into the request's text (serialise-chat-request.ts).
+ * their JSON text is kept with the entry and written into the request's bytes (serialise-chat-request.ts).
  *
  * A hit needs declarations equal to the cached ones value for value and key for key, in the same
  * order (the lowered parameters keep the declared key order, so a reordered schema is a different
@@ -27,7 +28,7 @@ export interface CachedToolLowering extends LowerToolsResult {
   /** Every tool that goes upstream, in order, when tool_choice keeps them all. */
   readonly chatTools: readonly ChatTool[];
   /** `JSON.stringify(chatTools)`. */
-  readonly chatToolsJson: string;
+  readonly chatToolsJson: JsonText;
   /** Wire name → tool, for `chatTools`. */
   readonly toolMap: ToolMap;
 }
@@ -81,14 +82,14 @@ function holdsNul(value: unknown): boolean {
 function lowerForCache(declarations: readonly ToolDeclaration[], options: BridgeOptions, renderExample: GrammarExampleRenderer | null): CachedToolLowering {
   const result = lowerTools(declarations, options, renderExample);
   const chatTools = collectChatTools(result.value);
-  return { ...result, chatTools, chatToolsJson: JSON.stringify(chatTools), toolMap: createToolMap(result.value) };
+  return { ...result, chatTools, chatToolsJson: createJsonText(chatTools), toolMap: createToolMap(result.value) };
 }
 
 /** The lowering made shareable: it and the declarations it was made from can no longer change. */
 function freezeEntry(entry: Entry): Entry {
   deepFreeze(entry.declarations);
   const { lowering } = entry;
-  deepFreeze([lowering.value, lowering.warnings, lowering.chatTools]);
+  deepFreeze([lowering.value, lowering.warnings, lowering.chatTools, lowering.chatToolsJson]);
   for (const mapEntry of lowering.toolMap.values()) deepFreeze(mapEntry);
   return Object.freeze({ ...entry, lowering: Object.freeze({ ...lowering, toolMap: freezeMap(lowering.toolMap as Map<string, ToolMapEntry>) }) });
 }

@@ -39,7 +39,8 @@ describe('tool lowering cache', () => {
       first.chatTools.map((tool) => (tool.type === 'function' ? tool.function.name : null)),
       ['exec_command', 'apply_patch'],
     );
-    assert.equal(first.chatToolsJson, JSON.stringify(first.chatTools));
+    assert.deepEqual(first.chatToolsJson, { text: JSON.stringify(first.chatTools), byteLength: Buffer.byteLength(JSON.stringify(first.chatTools)) });
+    assert.ok(Object.isFrozen(first.chatToolsJson));
     assert.deepEqual([...first.toolMap.keys()], ['exec_command', 'apply_patch']);
     // Shared between requests: nothing of it can change.
     assert.ok(Object.isFrozen(first.chatTools) && Object.isFrozen(first.chatTools[0]) && Object.isFrozen(first.value[1]));
@@ -94,6 +95,9 @@ describe('tool lowering cache', () => {
   });
 });
 
+/** The body as text: with known parts it is written straight into bytes. */
+const bodyText = (body: string | Buffer): string => (typeof body === 'string' ? body : body.toString('utf8'));
+
 describe('lowering and serialising with the cache', () => {
   const options = resolveBridgeOptions();
 
@@ -106,12 +110,13 @@ describe('lowering and serialising with the cache', () => {
     const second = convertResponsesRequestToChatRequest(request(tools), options, ledger, { toolCache: cache });
     assert.equal(second.chatRequest.tools, first.chatRequest.tools, 'the cached tools themselves');
     assert.equal(second.toolMap, first.toolMap);
-    assert.equal(second.toolsJson, JSON.stringify(plain.chatRequest.tools));
+    assert.equal(second.toolsJson?.text, JSON.stringify(plain.chatRequest.tools));
+    assert.equal(second.toolsJson?.byteLength, Buffer.byteLength(JSON.stringify(plain.chatRequest.tools)));
     for (const byParts of [false, true]) {
       const expected = serialiseChatRequest(plain.chatRequest, { byParts, largeStrings: null });
       const sent = serialiseChatRequest(second.chatRequest, { byParts, largeStrings: null, known: { tools: second.toolsJson } });
-      assert.equal(sent.body, expected.body);
-      assert.equal(sent.body, JSON.stringify(plain.chatRequest));
+      assert.equal(bodyText(sent.body), expected.body);
+      assert.equal(bodyText(sent.body), JSON.stringify(plain.chatRequest));
       assert.deepEqual(sent.readParts?.(), expected.readParts?.());
     }
   });
@@ -122,8 +127,8 @@ describe('lowering and serialising with the cache', () => {
     convertResponsesRequestToChatRequest(request(tools), options, createWarningLedger(), { toolCache: cache });
     const lowered = convertResponsesRequestToChatRequest(request(tools, { max_output_tokens: 64, temperature: 0.5 }), options, createWarningLedger(), { toolCache: cache });
     assert.ok(lowered.toolsJson !== null);
-    const reordered = { tools: lowered.chatRequest.tools, ...lowered.chatRequest, unset: undefined, model: 'm' };
-    assert.equal(serialiseChatRequest(reordered, { byParts: false, largeStrings: null, known: { tools: lowered.toolsJson } }).body, JSON.stringify(reordered));
+    const reordered = { tools: lowered.chatRequest.tools, ...lowered.chatRequest, unset: undefined, model: 'ünï — 模型' };
+    assert.equal(bodyText(serialiseChatRequest(reordered, { byParts: false, largeStrings: null, known: { tools: lowered.toolsJson } }).body), JSON.stringify(reordered));
   });
 
   it('gives a tool_choice that keeps only some tools a tool list of its own, and shows once-per-process warnings once', () => {
