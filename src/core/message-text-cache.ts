@@ -90,17 +90,23 @@ export function createMessageTextCache(settings: { maxSessions?: number; maxByte
       // First pass: which messages are the same as last time, and the text of the others, to size the bytes.
       const count = messages.length;
       const texts: Array<string | null> = new Array<string | null>(count);
+      // What the entry keeps: the message kept last time wherever this one is the same. This request's
+      // own copy then dies young, with the request, instead of surviving young-generation GCs and
+      // being promoted because the cache still holds it.
+      const kept: ChatMessage[] = new Array<ChatMessage>(count);
       const lengths = new Uint32Array(count);
       let total = count === 0 ? 2 : count + 1;
       for (let index = 0; index < count; index++) {
         const previous = last?.messages[index];
         if (previous !== undefined && isSameJsonValue(previous, messages[index])) {
           texts[index] = null;
+          kept[index] = previous;
           lengths[index] = (last?.starts[index + 1] as number) - (last?.starts[index] as number) - 1;
           reusedMessages += 1;
         } else {
           const text = JSON.stringify(messages[index]);
           texts[index] = text;
+          kept[index] = messages[index] as ChatMessage;
           lengths[index] = Buffer.byteLength(text, 'utf8');
         }
         total += lengths[index] as number;
@@ -126,7 +132,7 @@ export function createMessageTextCache(settings: { maxSessions?: number; maxByte
       starts[count] = offset;
       // A session larger than the whole budget is not kept: it would only push every other one out.
       if (total <= maxBytes) {
-        sessions.set(session, { messages, bytes, starts });
+        sessions.set(session, { messages: kept, bytes, starts });
         keptBytes += total;
         for (const oldest of sessions.keys()) {
           if (keptBytes <= maxBytes && sessions.size <= maxSessions) break;
