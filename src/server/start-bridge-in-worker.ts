@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { createSilentLogger, type Logger } from '../core/logger.ts';
 import type { BridgeTrafficEvent, BridgeTrafficListener } from '../core/traffic-event.ts';
 import type { TrafficFollower } from './bridge-sharing-client.ts';
@@ -22,6 +22,17 @@ export const BRIDGE_WORKER_FILE = 'bridge-worker.js';
 /** How long close() waits for the worker to finish its own shutdown before terminating it. */
 const CLOSE_TIMEOUT_MS = 10_000;
 
+/**
+ * The worker's young generation, in MB: V8 splits it into three equal parts (two semi-spaces and the
+ * new large object space), so 12 MB is a 4 MB semi-space. V8 would otherwise grow it to 16 MB semi-
+ * spaces under load, 32 MB of the extension host's memory that is mostly garbage between two
+ * collections. Measured (Node 20, 2 cores): the soak's load through a bridge in a worker, RSS median
+ * 121 → 101 MB and peak 131 → 122 MB. A bridge process with the same 4 MB semi-space, next to one
+ * without: CPU per 49 kB request under load the same within the noise (0.99 vs 1.00 ms), a 10 MB
+ * session 3–5 % slower (236 vs 228 ms); a 2 MB semi-space cost 15 % more CPU per request.
+ */
+export const BRIDGE_WORKER_YOUNG_GENERATION_MB = 12;
+
 export interface BridgeWorkerConfig extends Omit<BridgeServerConfig, 'onTraffic' | 'dispatcher'> {
   /**
    * Hears every traffic event; a start carries its lowered request encoded (`encodedRequest`).
@@ -37,6 +48,8 @@ export interface BridgeWorkerConfig extends Omit<BridgeServerConfig, 'onTraffic'
 export interface WorkerBridge extends RunningBridge {
   /** The worker's thread id (the extension host's own thread is 0). */
   threadId: number;
+  /** The heap limits the worker's thread runs with, as Node applied them. */
+  resourceLimits: ResourceLimits;
   /** Hands the current values of getBackendApiKey, getSecrets and getToken to the worker; the next request uses them. */
   refreshSecrets(): void;
 }
@@ -79,7 +92,12 @@ function spawnBridgeWorker(
   handlers: { onMessage(message: WorkerToHostMessage): void; onExit(previous: WorkerState, description: string, error: Error | null): void },
 ): SpawnedWorker {
   // No flags of this process (a TypeScript loader in tests, an inspector in a debugged host): the bundle needs none.
-  const worker = new Worker(script, { workerData: data, name: `freeform-bridge ${data.kind}`, execArgv: [] });
+  const worker = new Worker(script, {
+    workerData: data,
+    name: `freeform-bridge ${data.kind}`,
+    execArgv: [],
+    resourceLimits: { maxYoungGenerationSizeMb: BRIDGE_WORKER_YOUNG_GENERATION_MB },
+  });
   let state: WorkerState = 'starting';
   let workerError: Error | null = null;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -165,6 +183,7 @@ export function startBridgeInWorker(config: BridgeWorkerConfig): Promise<WorkerB
             port: message.port,
             instanceId: message.instanceId,
             threadId: spawned.worker.threadId,
+            resourceLimits: { ...spawned.worker.resourceLimits },
             refreshSecrets() {
               if (spawned.state() === 'running') spawned.post({ type: 'secrets', secrets: readSecrets() });
             },

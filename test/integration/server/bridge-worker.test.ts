@@ -7,7 +7,7 @@ import type { Logger } from '../../../src/core/logger.ts';
 import { REDACTED, redactSecretsInValue } from '../../../src/core/redact-secrets.ts';
 import type { BridgeTrafficEvent, ExchangeStartEvent } from '../../../src/core/traffic-event.ts';
 import { TrafficStore } from '../../../src/extension/traffic-store.ts';
-import { followBridgeTrafficInWorker, startBridgeInWorker, type BridgeWorkerConfig, type WorkerBridge } from '../../../src/server/start-bridge-in-worker.ts';
+import { BRIDGE_WORKER_YOUNG_GENERATION_MB, followBridgeTrafficInWorker, startBridgeInWorker, type BridgeWorkerConfig, type WorkerBridge } from '../../../src/server/start-bridge-in-worker.ts';
 import { startBridgeServer } from '../../../src/server/start-server.ts';
 import { postResponses, readSseEvents, startTestBridge } from '../../support/bridge-harness.ts';
 import { bridgeWorkerScript, liveWorkerThreadIds, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
@@ -83,6 +83,8 @@ describe('startBridgeInWorker', () => {
     const bridge = await startWorker({ backendUrl: backend.url, logger: recordingLogger(lines) });
     assert.notEqual(bridge.threadId, threadId, 'not this thread');
     assert.ok(liveWorkerThreadIds().includes(bridge.threadId));
+    // Its young generation is capped, or V8 would grow it to 48 MB of the extension host's memory.
+    assert.equal(bridge.resourceLimits.maxYoungGenerationSizeMb, BRIDGE_WORKER_YOUNG_GENERATION_MB);
     const health = (await (await fetch(`${bridge.url}/healthz`)).json()) as { backend: string };
     assert.equal(health.backend, backend.url);
     assert.ok(lines.some((line) => line.level === 'info' && line.message === `listening on ${bridge.url}`), JSON.stringify(lines));
