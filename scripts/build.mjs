@@ -1,6 +1,7 @@
 // Bundles the CLI, the extension, the bridge's worker thread and the webview with esbuild. Type checking is separate (`npm run check-types`).
 import * as esbuild from 'esbuild';
 import { existsSync } from 'node:fs';
+import { makeBundleAscii } from './ascii-bundle.mjs';
 
 const watch = process.argv.includes('--watch');
 
@@ -60,4 +61,7 @@ if (watch) {
   }
 } else {
   await Promise.all(builds.map((options) => esbuild.build(options)));
+  // The bundles Node loads, as ASCII (scripts/ascii-bundle.mjs); the webview's are the browser's
+  // business. A watch build, for development only, keeps esbuild's output as it is.
+  for (const options of builds) if (options.platform === 'node') makeBundleAscii(options.outfile);
 }

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { build } from 'esbuild';
+import { makeBundleAscii } from '../../scripts/ascii-bundle.mjs';
 import { Agent, request } from 'undici';
 import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
 import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic-event.ts';
@@ -426,6 +427,7 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
     const bundle = join(folder, 'soak-bridge-child.cjs');
     // Bundled like dist/cli.js: the RSS measured is the bridge's as a user runs it, without a TypeScript loader.
     await build({ entryPoints: [resolve(process.cwd(), 'test/load/soak-bridge-child.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
+    makeBundleAscii(bundle);
     const child = trackChild(fork(bundle, [], { execArgv: [], env: { ...process.env, FREEFORM_BRIDGE_SOAK_BACKEND_URL: backend.url }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
     const samples: number[] = [];
     let sampler: NodeJS.Timeout | null = null;

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
+import { makeBundleAscii } from '../../scripts/ascii-bundle.mjs';
 import { BRIDGE_WORKER_FILE } from '../../src/server/start-bridge-in-worker.ts';
 import { makeTempDir } from './cleanup.ts';
 import { REPOSITORY_ROOT } from './repository-files.ts';
@@ -8,7 +9,7 @@ import { REPOSITORY_ROOT } from './repository-files.ts';
 /**
  * The bridge's worker thread for tests. Tests run the TypeScript sources through tsx, which does not
  * reach into worker threads, and dist/bridge-worker.js may be older than the sources under test.
- * So the worker is bundled from the current sources, the way scripts/build.mjs bundles it, once per
+ * So the worker is bundled from the current sources, the way scripts/build.mjs bundles it (as ASCII), once per
  * test process into a temp folder that is removed when the process exits.
  */
 let script: string | null = null;
@@ -26,6 +27,7 @@ export function bridgeWorkerScript(): string {
     sourcemap: 'inline',
     logLevel: 'error',
   });
+  makeBundleAscii(outfile);
   script = outfile;
   return outfile;
 }
