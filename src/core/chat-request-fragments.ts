@@ -26,7 +26,7 @@ export function createJsonText(value: unknown): JsonText {
 
 /** Texts a caller already has for parts of the request: they are used instead of serialising those parts again. */
 export interface KnownTexts {
-  /** `JSON.stringify(request.tools)` (a cached tool lowering's, LoweredRequest.toolsJson). */
+  /** `JSON.stringify(request.tools)` (the text of a cached tool lowering's LoweredRequest.toolsJson). */
   tools: string | null;
   /** `JSON.stringify` of each message, in order (message-text-cache.ts). */
   messages: readonly string[] | null;

@@ -6,7 +6,7 @@ import type { ChatRequestParts } from './traffic-event.ts';
 
 /** A lowered request ready to send, and what the traffic panel may read of it. */
 export interface SerialisedChatRequest {
-  /** What goes upstream: the request's JSON text, or its bytes when long strings were spliced in. */
+  /** What goes upstream: the request's JSON text, or its bytes when known parts were written in or long strings spliced in. */
   body: string | Buffer;
   /** The request as objects, with real text: built on first read when long strings were carried as placeholders. */
   readRequest: () => ChatRequest;
