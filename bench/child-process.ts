@@ -57,6 +57,21 @@ export function findPythonJsonError(text: string): PythonJsonError | null {
   },
 };
 
+/** Maps for stack traces only: the sources they name are in the repository, so no copy is embedded. */
+const COMMON_BUILD_OPTIONS: esbuild.BuildOptions = { platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, sourcesContent: false, logLevel: 'warning' };
+
+/**
+ * The bench's bridge child of another checkout of this repository (another commit, its dependencies
+ * installed), bundled the same way, for comparing two bridges in one run (bench/ab-throughput.ts).
+ */
+export async function bundleOtherBridgeChild(checkout: string): Promise<string> {
+  mkdirSync(BUILD_DIRECTORY, { recursive: true });
+  const outfile = resolve(BUILD_DIRECTORY, 'other-bridge-child.cjs');
+  await esbuild.build({ ...COMMON_BUILD_OPTIONS, entryPoints: [resolve(checkout, 'bench/children/bridge-child.ts')], outfile });
+  makeBundleAscii(outfile);
+  return outfile;
+}
+
 export async function bundleChildren(): Promise<ChildBundles> {
   mkdirSync(BUILD_DIRECTORY, { recursive: true });
   const bundles: ChildBundles = {
@@ -66,8 +81,7 @@ export async function bundleChildren(): Promise<ChildBundles> {
     extensionHost: resolve(BUILD_DIRECTORY, 'extension-host-child.cjs'),
     bridgeWorker: resolve(BUILD_DIRECTORY, 'bridge-worker.js'),
   };
-  // Maps for stack traces only: the sources they name are in the repository, so no copy is embedded.
-  const common: esbuild.BuildOptions = { platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, sourcesContent: false, logLevel: 'warning' };
+  const common = COMMON_BUILD_OPTIONS;
   await Promise.all([
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/bridge-child.ts')], outfile: bundles.bridge }),
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/mock-child.ts')], outfile: bundles.mock, plugins: [fastPythonJsonCheck] }),

@@ -39,7 +39,7 @@ import { buildExtensionHostDelayRows, measureExtensionHostDelay, type ExtensionH
 import { lowerRequestBody, measureCalibration, measureCoreConversion, measureLiftPerEvent, type CoreTimings } from './core-conversion.ts';
 import { createClientAgent, postForText, postStreamTimed, postTimed, type Endpoint, type TimedStream } from './http-client.ts';
 import { formatBytes, formatMegabytes, formatMilliseconds, renderTable, type ReportRow } from './report.ts';
-import { roundSummary, summarize, type Summary } from './statistics.ts';
+import { roundSummary, summarize, threeSideOrder as rotateSides, type Summary } from './statistics.ts';
 import { createCodexRequest, KILOBYTE, MEGABYTE } from './workloads.ts';
 
 const { values: flags } = parseArgs({
@@ -135,22 +135,11 @@ async function measurePairs<T>(count: number, warmup: number, direct: () => Prom
 
 type Side = 'direct' | 'bridge' | 'hop';
 
-/**
- * The order of the three sides per iteration (or throughput round). Each order is followed by its
- * reverse, so over every two iterations each side sits on average in the middle and each side of any
- * two goes first as often as the other; six iterations run all six orders once.
- */
-const THREE_SIDE_ORDERS: ReadonlyArray<readonly [Side, Side, Side]> = [
-  ['direct', 'bridge', 'hop'],
-  ['hop', 'bridge', 'direct'],
-  ['bridge', 'hop', 'direct'],
-  ['direct', 'hop', 'bridge'],
-  ['hop', 'direct', 'bridge'],
-  ['bridge', 'direct', 'hop'],
-];
+const SIDES: readonly [Side, Side, Side] = ['direct', 'bridge', 'hop'];
 
+/** The order of the sides per iteration (or throughput round): statistics.ts's rotation. */
 function threeSideOrder(index: number): readonly [Side, Side, Side] {
-  return THREE_SIDE_ORDERS[index % THREE_SIDE_ORDERS.length] as readonly [Side, Side, Side];
+  return rotateSides(SIDES, index);
 }
 
 /** Runs `count` triples after `warmup` unrecorded ones, rotating the order of the sides. */

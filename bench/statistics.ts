@@ -49,3 +49,21 @@ export function roundSummary(summary: Summary, digits = 3): Summary {
     max: round(summary.max),
   };
 }
+
+/**
+ * The order of three sides for iteration (or round) `index`. Each order is followed by its reverse, so
+ * over every two iterations each side sits on average in the middle and each side of any two goes
+ * first as often as the other; six iterations run all six orders once.
+ */
+export function threeSideOrder<Side>(sides: readonly [Side, Side, Side], index: number): readonly [Side, Side, Side] {
+  const [a, b, c] = sides;
+  const orders: ReadonlyArray<readonly [Side, Side, Side]> = [
+    [a, b, c],
+    [c, b, a],
+    [b, c, a],
+    [a, c, b],
+    [c, a, b],
+    [b, a, c],
+  ];
+  return orders[index % orders.length] as readonly [Side, Side, Side];
+}
