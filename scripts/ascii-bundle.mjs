@@ -24,7 +24,6 @@ export function escapeNonAscii(text) {
  */
 export function makeBundleAscii(path) {
   const text = readFileSync(path, 'utf8');
-  NON_ASCII.lastIndex = 0;
-  if (!NON_ASCII.test(text)) return;
-  writeFileSync(path, escapeNonAscii(text));
+  const escaped = escapeNonAscii(text);
+  if (escaped !== text) writeFileSync(path, escaped);
 }

@@ -66,18 +66,6 @@ function encodeWithKnownJson(request: ChatRequest, known: KnownJson): Buffer {
   return body;
 }
 
-/** The request's text with the known texts put in (the large-string path works on text). */
-function stringifyWithKnownTexts(request: ChatRequest, known: KnownTexts): string {
-  let text = '';
-  for (const [key, value] of Object.entries(request)) {
-    const member =
-      key === 'tools' && known.tools !== null ? known.tools : key === 'messages' && known.messages !== null ? `[${known.messages.join(',')}]` : (JSON.stringify(value) as string | undefined);
-    if (member === undefined) continue;
-    text += `${text.length === 0 ? '{' : ','}${JSON.stringify(key)}:${member}`;
-  }
-  return text.length === 0 ? '{}' : `${text}}`;
-}
-
 /**
  * Serialises a lowered request once. With `byParts` the panel also gets the request cut into parts:
  * from the known texts where there are some, or serialised part by part and joined for the wire, so
@@ -100,9 +88,10 @@ export function serialiseChatRequest(
   if (table === null && (known.tools !== null || known.messages !== null)) {
     return { body: encodeWithKnownJson(request, known), readRequest: () => request, readParts: options.byParts ? once(() => splitChatRequest(request, knownTexts())) : null };
   }
-  const texts = knownTexts();
-  const parts = options.byParts ? splitChatRequest(request, texts) : null;
-  const text = parts ? joinChatRequestParts(parts) : texts.tools !== null || texts.messages !== null ? stringifyWithKnownTexts(request, texts) : JSON.stringify(request);
+  // The large-body path splices text: the known parts save a serialisation only where parts are cut
+  // anyway; the whole request's text is one JSON.stringify, cheap beside what such a body costs.
+  const parts = options.byParts ? splitChatRequest(request, knownTexts()) : null;
+  const text = parts ? joinChatRequestParts(parts) : JSON.stringify(request);
   if (table === null) return { body: text, readRequest: () => request, readParts: parts ? () => parts : null };
   const expanded = table.expand(text);
   if (expanded !== null) {
