@@ -116,39 +116,86 @@ describe('response sinks', () => {
     assert.equal(answer.body, [...start, ...rest].map(encodeSseEvent).join(''));
   });
 
+  /** Records the sink's writes to the response: each write's text, and the text the end carried. */
+  function recordWrites(response: ServerResponse): { writes: string[]; endedWith: string | null; writesBeforeEnd: number } {
+    const record = { writes: [] as string[], endedWith: null as string | null, writesBeforeEnd: -1 };
+    const write = response.write.bind(response) as (chunk: string) => boolean;
+    response.write = ((chunk: string) => {
+      record.writes.push(chunk);
+      return write(chunk);
+    }) as typeof response.write;
+    const end = response.end.bind(response) as (chunk?: string) => ServerResponse;
+    response.end = ((chunk?: string) => {
+      record.endedWith = chunk ?? null;
+      record.writesBeforeEnd = record.writes.length;
+      return end(chunk);
+    }) as typeof response.end;
+    return record;
+  }
+
   it('joins the events written in one run of the event loop into one socket write, and the last ones into the end', async () => {
     const { start, rest, final } = createAnswer();
-    const writes: string[] = [];
-    let endedWith: string | null = null;
-    let writesBeforeEnd = -1;
+    let record: ReturnType<typeof recordWrites> | null = null;
     handler = (response) => {
-      const write = response.write.bind(response) as (chunk: string) => boolean;
-      response.write = ((chunk: string) => {
-        writes.push(chunk);
-        return write(chunk);
-      }) as typeof response.write;
-      const end = response.end.bind(response) as (chunk?: string) => ServerResponse;
-      response.end = ((chunk?: string) => {
-        endedWith = chunk ?? null;
-        writesBeforeEnd = writes.length;
-        return end(chunk);
-      }) as typeof response.end;
+      record = recordWrites(response);
       const sink = createStreamSink(response, { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {}, onFull: () => {} });
       sink.commit();
-      // Three batches in one run (as the chunks of one socket read arrive): one write when it ends.
       sink.write(start);
-      sink.write(rest.slice(0, 1));
-      sink.write(rest.slice(1, 2));
       setImmediate(() => {
-        // A later batch and the end in the same run: they leave together with the end.
+        // The first output, then two more batches in one run (as the chunks of one socket read
+        // arrive): the first output leaves at once, the two batches after it in one write.
+        sink.write(rest.slice(0, 1));
+        sink.write(rest.slice(1, 2));
+        sink.write(rest.slice(2, 3));
+        setImmediate(() => {
+          // A later batch and the end in the same run: they leave together with the end.
+          sink.write(rest.slice(3));
+          sink.end(final);
+        });
+      });
+    };
+    const answer = await fetchOnce();
+    assert.ok(record);
+    const { writes, writesBeforeEnd, endedWith } = record as ReturnType<typeof recordWrites>;
+    assert.deepEqual(writes, [start.map(encodeSseEvent).join(''), encodeSseEvent(rest[0] as ResponsesStreamEvent), rest.slice(1, 3).map(encodeSseEvent).join('')]);
+    assert.equal(writesBeforeEnd, 3);
+    assert.equal(endedWith, rest.slice(3).map(encodeSseEvent).join(''));
+    assert.equal(answer.body, [...start, ...rest].map(encodeSseEvent).join(''));
+  });
+
+  it("hands the model's first output to the socket at once, before the rest of its run is translated", async () => {
+    const { start, rest, final } = createAnswer();
+    const seen: Array<{ batch: string; written: number; onSocket: boolean }> = [];
+    handler = (response) => {
+      const record = recordWrites(response);
+      const sink = createStreamSink(response, { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {}, onFull: () => {} });
+      // Node's response corks its socket on a write until the next tick: bytes still corked sit in
+      // the socket's buffer (writableLength), bytes handed on have left it.
+      const look = (batch: string): void => {
+        const socket = response.socket;
+        seen.push({ batch, written: record.writes.length, onSocket: socket !== null && socket.writableCorked === 0 && socket.writableLength === 0 });
+      };
+      sink.commit();
+      // The head, the start events and the first output in the same run, as a backend's headers and
+      // first chunks arriving in one read: all of it leaves with the first output.
+      sink.write(start);
+      look('start');
+      sink.write(rest.slice(0, 1));
+      look('first output');
+      sink.write(rest.slice(1, 2));
+      queueMicrotask(() => {
+        // The batch after it waited for the end of the run, and leaves at the socket's next tick.
+        look('next batch');
         sink.write(rest.slice(2));
         sink.end(final);
       });
     };
     const answer = await fetchOnce();
-    assert.deepEqual(writes, [[...start, ...rest.slice(0, 2)].map(encodeSseEvent).join('')]);
-    assert.equal(writesBeforeEnd, 1);
-    assert.equal(endedWith, rest.slice(2).map(encodeSseEvent).join(''));
+    assert.deepEqual(seen, [
+      { batch: 'start', written: 0, onSocket: true },
+      { batch: 'first output', written: 1, onSocket: true },
+      { batch: 'next batch', written: 2, onSocket: false },
+    ]);
     assert.equal(answer.body, [...start, ...rest].map(encodeSseEvent).join(''));
   });
 
@@ -174,6 +221,8 @@ describe('response sinks', () => {
         },
       });
       sink.commit();
+      // The model's first output leaves at once (the test above); the deltas after it are queued.
+      sink.write(createAnswer().rest.slice(0, 1));
       const writeUntilFull = (): void => {
         if (fullCalls > 0) return;
         writeAnswers.push(sink.write([big]));
