@@ -11,7 +11,7 @@ import { createMessageTextCache } from '../src/core/message-text-cache.ts';
 import { parseWithLargeStrings } from '../src/core/lower/passthrough-text.ts';
 import { parseJson } from '../src/core/parse-json.ts';
 import { serialiseChatRequest } from '../src/core/serialise-chat-request.ts';
-import { encodeSseEvent } from '../src/core/sse/sse-encoder.ts';
+import { encodeResponsesEvent } from '../src/core/sse/sse-encoder.ts';
 import { ChatSsePump } from '../src/core/stream/chat-sse-pump.ts';
 import { ChatStreamTranslator } from '../src/core/stream/chat-stream-to-responses-events.ts';
 import { createWarningLedger } from '../src/core/warnings.ts';
@@ -39,7 +39,7 @@ export function liftAnswer(answerSse: Buffer, lowered: LoweredRequest): number {
   let bytes = 0;
   const write = (events: ReturnType<ChatStreamTranslator['push']>): void => {
     let text = '';
-    for (const event of events) text += encodeSseEvent(event);
+    for (const event of events) text += encodeResponsesEvent(event);
     bytes += text.length;
   };
   write(translator.start());

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
-import { encodeSseEvent } from '../core/sse/sse-encoder.ts';
+import { encodeResponsesEvent } from '../core/sse/sse-encoder.ts';
 import type { HttpAnswer } from './failure-map.ts';
 import { sendJson } from './send-json.ts';
 
@@ -128,7 +128,7 @@ export function createStreamSink(response: ServerResponse, options: StreamSinkOp
     },
     write(events) {
       if (!committed || isClientGone()) return true;
-      for (const event of events) pendingText += encodeSseEvent(event);
+      for (const event of events) pendingText += encodeResponsesEvent(event);
       if (pendingText.length === 0) {
         // Nothing to carry the head: it leaves alone, so Codex sees its status now.
         if (headPending) response.flushHeaders();

@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeSseComment, encodeSseEvent } from '../../../src/core/sse/sse-encoder.ts';
+import { encodeResponsesEvent, encodeSseComment, encodeSseEvent } from '../../../src/core/sse/sse-encoder.ts';
+import type { ResponsesStreamEvent } from '../../../src/core/responses/responses-output.ts';
+import { ChatStreamTranslator } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
 import { SseDecoder, type SseEvent } from '../../../src/core/sse/sse-decoder.ts';
 import { parseJson } from '../../../src/core/parse-json.ts';
 
@@ -51,6 +53,47 @@ describe('encodeSseEvent', () => {
   it('rejects event names containing CR or LF', () => {
     assert.throws(() => encodeSseEvent({ type: 'response.created\ndata: {}' }), /CR or LF/);
     assert.throws(() => encodeSseEvent({ type: 'a\rb' }), /CR or LF/);
+  });
+});
+
+describe('encodeResponsesEvent', () => {
+  /** Text no template may mangle: quotes, backslashes, line breaks, separators, lone surrogates. */
+  const TRICKY = ['plain', '"quoted" \\ back', 'line 1\nline 2\r\n\t', '\u2028\u2029 👋 é', '\ud800 lone \udfff', '</script>\u0000\u001f'];
+
+  /** Every delta type, made by the real stream translator from chunks carrying `text`. */
+  function translateDeltas(text: string): ResponsesStreamEvent[] {
+    let counter = 0;
+    const translator = new ChatStreamTranslator({
+      responseId: 'resp_enc',
+      model: 'm',
+      createdAt: 0,
+      toolMap: new Map([
+        ['apply_patch', { wireName: 'apply_patch', name: 'apply_patch', namespace: null, kind: 'custom', grammar: null }],
+        ['shell', { wireName: 'shell', name: 'shell', namespace: null, kind: 'function', grammar: null }],
+      ]),
+      createItemId: (prefix) => `${prefix}_"${counter++}`,
+    });
+    const argumentsText = JSON.stringify({ input: text });
+    return [
+      ...translator.start(),
+      ...translator.push({ id: 'c', choices: [{ index: 0, delta: { reasoning_content: text }, finish_reason: null }] }),
+      ...translator.push({ id: 'c', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }),
+      ...translator.push({ id: 'c', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_"1', type: 'function', function: { name: 'apply_patch', arguments: argumentsText } }] }, finish_reason: null }] }),
+      ...translator.push({ id: 'c', choices: [{ index: 0, delta: { tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'shell', arguments: argumentsText } }] }, finish_reason: null }] }),
+      ...translator.push({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] }),
+      ...translator.finish(),
+    ];
+  }
+
+  it('writes every event, deltas included, exactly as encodeSseEvent does', () => {
+    for (const text of TRICKY) {
+      const events = translateDeltas(text);
+      const types = new Set(events.map((event) => event.type));
+      for (const type of ['response.reasoning_text.delta', 'response.output_text.delta', 'response.custom_tool_call_input.delta', 'response.function_call_arguments.delta']) {
+        assert.ok(types.has(type as ResponsesStreamEvent['type']), `the translator made a ${type} for ${JSON.stringify(text)}`);
+      }
+      for (const event of events) assert.equal(encodeResponsesEvent(event), encodeSseEvent(event), `${event.type} of ${JSON.stringify(text)}`);
+    }
   });
 });
 
