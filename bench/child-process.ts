@@ -4,7 +4,7 @@
  * TypeScript loader in the process being measured.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 import { makeBundleAscii } from '../scripts/ascii-bundle.mjs';
@@ -171,6 +171,14 @@ export function readProcessStatus(pid: number): ProcessStatus {
     return Number(match[1]) * 1024;
   };
   return { residentBytes: kilobytes('VmRSS'), peakResidentBytes: kilobytes('VmHWM') };
+}
+
+/**
+ * Starts the process's VmHWM afresh from its RSS now (Linux: writing 5 to /proc/<pid>/clear_refs), so
+ * a later reading is the peak of what ran in between and not of an earlier phase.
+ */
+export function resetPeakResident(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
 const CLOCK_TICKS_PER_SECOND = 100;
