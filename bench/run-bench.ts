@@ -62,10 +62,10 @@ const settings = {
   /** Short windows, alternating sides, so a busy moment of the machine does not land on one side only. */
   throughputWindowSeconds: quick ? 0.5 : 1,
   /**
-   * Load on each side before its windows count. The bridge's code settles more slowly than the hop's
-   * (more functions for V8 to optimise, and the large sessions' garbage of the phases before still to
-   * collect): after 0.5 s its first window read 0.89 ms per request, falling to 0.58 by the sixth,
-   * where the hop's read 0.59 and then 0.49–0.50 from the second on.
+   * Load on each side before its windows count. The bridge has more code for V8 to optimise than the
+   * hop: after a 0.5 s warm-up its first window read 0.89 ms per request and the five after it
+   * 0.58–0.75, where the hop's read 0.59 and then 0.49–0.50. The README's performance section has the
+   * curve on fresh processes.
    */
   throughputWarmupSeconds: quick ? 0.5 : 3,
   throughputRounds: quick ? 4 : 6,
