@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { Logger } from '../../src/core/logger.ts';
+import { configureDedicatedProcess } from '../../src/server/dedicated-process.ts';
 import { startBridgeServer } from '../../src/server/start-server.ts';
 import { serveParent } from './serve-parent.ts';
 
@@ -19,6 +20,7 @@ const logger: Logger = {
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { backend: { type: 'string' } } });
   if (!values.backend) throw new Error('bench bridge: --backend URL is required');
+  configureDedicatedProcess();
   const bridge = await startBridgeServer({ backendUrl: values.backend, host: '127.0.0.1', port: 0, logger });
 
   serveParent('bridge', bridge.url, () => bridge.close());
