@@ -9,11 +9,15 @@ import { setFlagsFromString } from 'node:v8';
  * `--no-liftoff`: WebAssembly compiled by TurboFan up front. undici parses HTTP/1.1 with llhttp, a
  * WebAssembly module it compiles when the first backend connection opens. By default V8 compiles it
  * with its baseline compiler (Liftoff) and, once the parser's functions are hot, compiles them again
- * with TurboFan. Under the soak test's load that second compile held up to 55 MB of compiler memory
- * during the first requests and left about 10 MB resident in a glibc arena for the life of the
- * process. Compiled by TurboFan from the start (about 3 ms for llhttp), nothing is compiled again: the
- * soak's bridge process went from 112.0 to 99.4 MB of RSS at the median and from 128.2 to 116.1 MB at
- * the peak, with no change in CPU per request under the bench's load (`npm run bench:ab`).
+ * with TurboFan. In the soak test's bridge process that second compile held 29–37 MB of compiler
+ * memory at once during the first requests (V8's malloc'd memory, sampled every 50 ms; 1.5 MB at most
+ * without it) and left about 10 MB resident in a background thread's glibc arena for the life of the
+ * process. Compiled by TurboFan from the start (about 3 ms for
+ * llhttp), nothing is compiled again. Measured through the soak's load, four runs each way: about
+ * 4 MB less RSS at the median and at the peak with V8's default heap sizes, and with the young
+ * generation capped (`NODE_OPTIONS=--max-semi-space-size=4`) a peak of 95–101 MB where it was 111 MB,
+ * since the first requests' compile no longer sets it. CPU per request under the bench's load did not
+ * change (`npm run bench:ab`).
  *
  * Node 20 and 24 both take the flag at run time. A module compiled before this runs keeps its
  * tiers, so it runs before the bridge starts.
