@@ -98,11 +98,11 @@ async function main(): Promise<void> {
       }
     }
     const median = (side: Side, key: keyof Window): number => summarize(windows[side].map((window) => window[key])).p50;
+    const peaks = Object.fromEntries(SIDES.map((side) => [side, readProcessStatus(children[side].pid).peakResidentBytes])) as Record<Side, number>;
     const line = (side: Side, label: string): string => {
       const cpu = median(side, 'cpuMsPerRequest');
       const rate = median(side, 'requestsPerSecond');
-      const peak = (of: Side): number => readProcessStatus(children[of].pid).peakResidentBytes;
-      return `| ${label} | ${cpu.toFixed(3)} ms | ${(cpu / median('hop', 'cpuMsPerRequest')).toFixed(2)}× | ${rate.toFixed(0)} req/s | ${(rate / median('hop', 'requestsPerSecond')).toFixed(2)} | ${(peak(side) / MEGABYTE).toFixed(1)} MB | ${(peak(side) / peak('hop')).toFixed(2)}× |`;
+      return `| ${label} | ${cpu.toFixed(3)} ms | ${(cpu / median('hop', 'cpuMsPerRequest')).toFixed(2)}× | ${rate.toFixed(0)} req/s | ${(rate / median('hop', 'requestsPerSecond')).toFixed(2)} | ${(peaks[side] / MEGABYTE).toFixed(1)} MB | ${(peaks[side] / peaks.hop).toFixed(2)}× |`;
     };
     process.stdout.write(
       [
