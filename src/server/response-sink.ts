@@ -43,16 +43,18 @@ export interface ResponseSink {
   stop(): void;
 }
 
-/** Watches for Codex hanging up before the answer is complete; the returned function says whether it did. */
-function watchClient(response: ServerResponse, onClientGone: () => void): () => boolean {
-  let gone = false;
-  response.on('close', () => {
-    if (!response.writableFinished) {
-      gone = true;
-      onClientGone();
-    }
-  });
-  return () => gone;
+/** Watches for Codex hanging up before the answer is complete: `gone` turns true and `onClientGone` runs. */
+class ClientWatch {
+  gone = false;
+
+  constructor(response: ServerResponse, onClientGone: () => void) {
+    response.on('close', () => {
+      if (!response.writableFinished) {
+        this.gone = true;
+        onClientGone();
+      }
+    });
+  }
 }
 
 export interface StreamSinkOptions {
@@ -73,12 +75,25 @@ export interface StreamSink extends ResponseSink {
   commit(): boolean;
 }
 
-export function createStreamSink(response: ServerResponse, options: StreamSinkOptions): StreamSink {
-  const isClientGone = watchClient(response, options.onClientGone);
-  let committed = false;
-  let keepaliveTimer: NodeJS.Timeout | null = null;
+/*
+ * The sinks are classes, their getters on the prototype. A getter written in an object literal is a
+ * new function per sink, and V8 keeps an accessor's function in the object's hidden class (its map),
+ * which is allocated in the old generation: every exchange then left an old map behind that pointed
+ * at its sink's closures, and through them at the exchange, so a young-generation GC kept the whole
+ * exchange alive and promoted it, long after it ended, until the next full GC freed the map. Measured
+ * with V8's GC trace (Node 20, one client, the soak's short requests): the share of the bridge's
+ * allocated bytes that was promoted fell from 7.9 to 0.5 % (JSON answers) and 7.2 to 0.5 % (streams);
+ * a bare Node hop promotes 0.8 %.
+ */
+class StreamResponseSink implements StreamSink {
+  readonly kind = 'stream';
+  private readonly response: ServerResponse;
+  private readonly options: StreamSinkOptions;
+  private readonly watch: ClientWatch;
+  private isCommitted = false;
+  private keepaliveTimer: NodeJS.Timeout | null = null;
   /** Committed, and nothing written since: the head still waits in Node for the first events. */
-  let headPending = false;
+  private headPending = false;
   /**
    * Encoded events not yet handed to the socket. The backend's bytes of one socket read arrive as
    * many body chunks in one run of the event loop (an engine writes each SSE event as an HTTP chunk of
@@ -86,18 +101,83 @@ export function createStreamSink(response: ServerResponse, options: StreamSinkOp
    * one response.write per chunk: no event waits for a later turn of the loop, and the socket gets one
    * write with one chunk header instead of dozens.
    */
-  let pendingText = '';
-  let flushQueued = false;
+  private pendingText = '';
+  private flushQueued = false;
   /** The model's first output (an item, a delta) has left: what Codex's user waits for. */
-  let outputSent = false;
-  const flush = (): void => {
-    flushQueued = false;
-    const text = pendingText;
-    pendingText = '';
-    if (text.length === 0 || isClientGone()) return;
-    headPending = false;
-    if (!response.write(text)) options.onFull();
+  private outputSent = false;
+  private readonly flush = (): void => {
+    this.flushQueued = false;
+    const text = this.pendingText;
+    this.pendingText = '';
+    if (text.length === 0 || this.watch.gone) return;
+    this.headPending = false;
+    if (!this.response.write(text)) this.options.onFull();
   };
+
+  constructor(response: ServerResponse, options: StreamSinkOptions) {
+    this.response = response;
+    this.options = options;
+    this.watch = new ClientWatch(response, options.onClientGone);
+  }
+
+  get committed(): boolean {
+    return this.isCommitted;
+  }
+
+  get clientGone(): boolean {
+    return this.watch.gone;
+  }
+
+  commit(): boolean {
+    if (this.isCommitted || this.watch.gone) return false;
+    this.isCommitted = true;
+    this.response.writeHead(200, SSE_HEADERS);
+    this.headPending = true;
+    if (this.options.keepaliveSeconds > 0) this.keepaliveTimer = setInterval(this.options.onKeepalive, this.options.keepaliveSeconds * 1000);
+    return true;
+  }
+
+  write(events: readonly ResponsesStreamEvent[]): boolean {
+    if (!this.isCommitted || this.watch.gone) return true;
+    for (const event of events) this.pendingText += encodeResponsesEvent(event);
+    if (this.pendingText.length === 0) {
+      // Nothing to carry the head: it leaves alone, so Codex sees its status now.
+      if (this.headPending) this.response.flushHeaders();
+      this.headPending = false;
+      return true;
+    }
+    this.keepaliveTimer?.refresh();
+    if (!this.outputSent && !events.every(isStartEvent)) {
+      this.sendFirstOutput();
+      return !this.response.writableNeedDrain;
+    }
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flush);
+    }
+    return !this.response.writableNeedDrain;
+  }
+
+  end(): void {
+    this.stop();
+    if (this.watch.gone) return;
+    // The last events leave with the end of the body: one write.
+    const text = this.pendingText;
+    this.pendingText = '';
+    if (text.length > 0) this.response.end(text);
+    else this.response.end();
+  }
+
+  sendHttp(answer: HttpAnswer): void {
+    this.stop();
+    if (!this.watch.gone) sendJson(this.response, answer.status, answer.body, answer.headers);
+  }
+
+  stop(): void {
+    if (this.keepaliveTimer) clearInterval(this.keepaliveTimer);
+    this.keepaliveTimer = null;
+  }
+
   /**
    * The model's first output leaves at once, not with the rest of its socket read. Node's HTTP
    * response corks the socket on a write until the next tick, so the events of every chunk still to be
@@ -105,85 +185,48 @@ export function createStreamSink(response: ServerResponse, options: StreamSinkOp
    * one burst (after prefill, or the bench's whole short answer) had its first delta wait for all of
    * them (about 0.2 ms for a 16-chunk answer). One more socket write per answer, once.
    */
-  const sendFirstOutput = (): void => {
-    outputSent = true;
-    flush();
-    response.socket?.uncork();
-  };
-  const sink: StreamSink = {
-    kind: 'stream',
-    get committed() {
-      return committed;
-    },
-    get clientGone() {
-      return isClientGone();
-    },
-    commit() {
-      if (committed || isClientGone()) return false;
-      committed = true;
-      response.writeHead(200, SSE_HEADERS);
-      headPending = true;
-      if (options.keepaliveSeconds > 0) keepaliveTimer = setInterval(options.onKeepalive, options.keepaliveSeconds * 1000);
-      return true;
-    },
-    write(events) {
-      if (!committed || isClientGone()) return true;
-      for (const event of events) pendingText += encodeResponsesEvent(event);
-      if (pendingText.length === 0) {
-        // Nothing to carry the head: it leaves alone, so Codex sees its status now.
-        if (headPending) response.flushHeaders();
-        headPending = false;
-        return true;
-      }
-      keepaliveTimer?.refresh();
-      if (!outputSent && !events.every(isStartEvent)) {
-        sendFirstOutput();
-        return !response.writableNeedDrain;
-      }
-      if (!flushQueued) {
-        flushQueued = true;
-        queueMicrotask(flush);
-      }
-      return !response.writableNeedDrain;
-    },
-    end() {
-      sink.stop();
-      if (sink.clientGone) return;
-      // The last events leave with the end of the body: one write.
-      const text = pendingText;
-      pendingText = '';
-      if (text.length > 0) response.end(text);
-      else response.end();
-    },
-    sendHttp(answer) {
-      sink.stop();
-      if (!sink.clientGone) sendJson(response, answer.status, answer.body, answer.headers);
-    },
-    stop() {
-      if (keepaliveTimer) clearInterval(keepaliveTimer);
-      keepaliveTimer = null;
-    },
-  };
-  return sink;
+  private sendFirstOutput(): void {
+    this.outputSent = true;
+    this.flush();
+    this.response.socket?.uncork();
+  }
+}
+
+export function createStreamSink(response: ServerResponse, options: StreamSinkOptions): StreamSink {
+  return new StreamResponseSink(response, options);
 }
 
 /** `stream: false`: the same Response object as one JSON body; a failure is an HTTP error. */
+class JsonResponseSink implements ResponseSink {
+  readonly kind = 'json';
+  readonly committed = false;
+  private readonly response: ServerResponse;
+  private readonly watch: ClientWatch;
+
+  constructor(response: ServerResponse, options: { onClientGone: () => void }) {
+    this.response = response;
+    this.watch = new ClientWatch(response, options.onClientGone);
+  }
+
+  get clientGone(): boolean {
+    return this.watch.gone;
+  }
+
+  write(): boolean {
+    return true;
+  }
+
+  end(final: ResponsesResponse): void {
+    if (!this.watch.gone) sendJson(this.response, 200, final);
+  }
+
+  sendHttp(answer: HttpAnswer): void {
+    if (!this.watch.gone) sendJson(this.response, answer.status, answer.body, answer.headers);
+  }
+
+  stop(): void {}
+}
+
 export function createJsonSink(response: ServerResponse, options: { onClientGone: () => void }): ResponseSink {
-  const isClientGone = watchClient(response, options.onClientGone);
-  const sink: ResponseSink = {
-    kind: 'json',
-    committed: false,
-    get clientGone() {
-      return isClientGone();
-    },
-    write: () => true,
-    end(final) {
-      if (!sink.clientGone) sendJson(response, 200, final);
-    },
-    sendHttp(answer) {
-      if (!sink.clientGone) sendJson(response, answer.status, answer.body, answer.headers);
-    },
-    stop() {},
-  };
-  return sink;
+  return new JsonResponseSink(response, options);
 }

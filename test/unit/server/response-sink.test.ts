@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, request as httpRequest, ServerResponse, type IncomingHttpHeaders, type Server } from 'node:http';
+import { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { ResponsesResponse, ResponsesStreamEvent } from '../../../src/core/responses/responses-output.ts';
 import { encodeSseEvent } from '../../../src/core/sse/sse-encoder.ts';
@@ -294,5 +295,31 @@ describe('response sinks', () => {
     });
     await hungUp;
     assert.equal(sinkClientGone, true);
+  });
+
+  it('sinks of different exchanges share their accessors: none is a function of their own', () => {
+    // An accessor that is an own property with a function made per sink lives in V8's hidden class of
+    // that object, in the old generation: it kept each exchange alive through young-generation GCs
+    // until the next full GC (response-sink.ts). Shared accessors on a prototype cannot.
+    const response = new ServerResponse(new IncomingMessage(new Socket()));
+    const options = { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {}, onFull: () => {} };
+    const pairs = [
+      [createStreamSink(response, options), createStreamSink(response, { ...options })],
+      [createJsonSink(response, { onClientGone: () => {} }), createJsonSink(response, { onClientGone: () => {} })],
+    ] as const;
+    for (const [first, second] of pairs) {
+      for (const sink of [first, second]) {
+        const ownAccessors = Object.entries(Object.getOwnPropertyDescriptors(sink)).filter(([, descriptor]) => descriptor.get !== undefined || descriptor.set !== undefined);
+        assert.deepEqual(ownAccessors.map(([key]) => key), [], `${sink.kind} sink`);
+      }
+      for (const key of ['committed', 'clientGone'] as const) {
+        assert.equal(first[key], false, `${first.kind} sink reads ${key}`);
+        const accessorOf = (sink: object): unknown => Object.getOwnPropertyDescriptor(Object.getPrototypeOf(sink) as object, key)?.get;
+        if (first.kind === 'stream' || key === 'clientGone') {
+          assert.equal(typeof accessorOf(first), 'function', `${first.kind} sink: ${key} is an accessor`);
+          assert.equal(accessorOf(first), accessorOf(second), `${first.kind} sink: ${key} shared`);
+        }
+      }
+    }
   });
 });
