@@ -1,3 +1,4 @@
+import { GCProfiler } from 'node:v8';
 import { configureDedicatedProcess } from '../../src/server/dedicated-process.ts';
 import { startBridgeServer } from '../../src/server/start-server.ts';
 
@@ -7,12 +8,56 @@ import { startBridgeServer } from '../../src/server/start-server.ts';
  * in-process soak's bridge, and V8's settings for a process that runs the bridge alone, as `serve`
  * sets them (dedicated-process.ts); the test talks to it over IPC: `ready` with its URL, and it stops
  * when the test disconnects.
+ *
+ * `gc-profile-start` / `gc-profile-stop` (answered `gc-profile`) measure what the young-generation
+ * GCs in between moved to the old generation, from Node's GC profiler (each GC's heap spaces before
+ * and after it).
  */
+
+export interface GcProfileMessage {
+  type: 'gc-profile';
+  scavenges: number;
+  fullGcs: number;
+  /** Bytes the scavenges added to the old generation (its small and large object spaces). */
+  promotedBytes: number;
+}
+
+const OLD_GENERATION_SPACES = new Set(['old_space', 'large_object_space']);
+
+function oldGenerationBytes(spaces: ReadonlyArray<{ spaceName: string; spaceUsedSize: number }>): number {
+  return spaces.reduce((sum, space) => sum + (OLD_GENERATION_SPACES.has(space.spaceName) ? space.spaceUsedSize : 0), 0);
+}
+
+function summarise(profile: ReturnType<GCProfiler['stop']> | undefined): GcProfileMessage {
+  const result: GcProfileMessage = { type: 'gc-profile', scavenges: 0, fullGcs: 0, promotedBytes: 0 };
+  for (const entry of profile?.statistics ?? []) {
+    if (entry.gcType === 'Scavenge') {
+      result.scavenges += 1;
+      result.promotedBytes += oldGenerationBytes(entry.afterGC.heapSpaceStatistics) - oldGenerationBytes(entry.beforeGC.heapSpaceStatistics);
+    } else if (entry.gcType === 'MarkSweepCompact') {
+      result.fullGcs += 1;
+    }
+  }
+  return result;
+}
+
 async function main(): Promise<void> {
   const backendUrl = process.env.FREEFORM_BRIDGE_SOAK_BACKEND_URL;
   if (!backendUrl) throw new Error('soak bridge: FREEFORM_BRIDGE_SOAK_BACKEND_URL is not set');
   configureDedicatedProcess();
   const bridge = await startBridgeServer({ backendUrl, keepaliveSeconds: 1, upstreamIdleTimeoutSeconds: 5 });
+  let profiler: GCProfiler | null = null;
+  process.on('message', (message: { type: string }) => {
+    if (message.type === 'gc-profile-start') {
+      profiler = new GCProfiler();
+      profiler.start();
+      process.send?.({ type: 'gc-profile-started' });
+    } else if (message.type === 'gc-profile-stop') {
+      const profile = profiler?.stop();
+      profiler = null;
+      process.send?.(summarise(profile));
+    }
+  });
   process.on('disconnect', () => {
     void bridge.close().then(() => process.exit(0));
   });
