@@ -31,7 +31,7 @@ import { makeTempDir, trackChild } from '../support/cleanup.ts';
 const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 45);
 /** The second run, against the bridge in a process of its own for its RSS alone (default 20 s). */
 const SOAK_MEMORY_SECONDS = Number(process.env.SOAK_MEMORY_SECONDS ?? 20);
-/** Measured peaks through this load: 98–106 MB (Node 20, 2 cores); see the note at the assertion. */
+/** Measured peaks through this load: 99–109 MB (Node 20, 2 cores); see the note at the assertion. */
 const MAX_BRIDGE_PEAK_RSS_BYTES = 160 * 1024 * 1024;
 const SESSIONS = 16;
 /** Exchanges before the young-generation measurement (code paths loaded and optimised), and measured. */
