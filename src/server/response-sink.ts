@@ -105,6 +105,7 @@ class StreamResponseSink implements StreamSink {
   private flushQueued = false;
   /** The model's first output (an item, a delta) has left: what Codex's user waits for. */
   private outputSent = false;
+  /** An arrow function, so it can be handed to queueMicrotask as it is. */
   private readonly flush = (): void => {
     this.flushQueued = false;
     const text = this.pendingText;

@@ -519,8 +519,8 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
         context.diagnostic(`${PROMOTION_EXCHANGES} exchanges one after another: ${profile.scavenges} young-generation GCs moved ${megabytes(profile.promotedBytes)} to the old generation (${perExchange.toFixed(0)} bytes per exchange); full GCs: ${profile.fullGcs}`);
         assert.ok(profile.scavenges >= 5, `only ${profile.scavenges} young-generation GCs ran: too few to measure`);
         // One exchange at a time, each over in about a millisecond: nothing of one is alive at the next
-        // GC unless something old still points at it. Measured (Node 20): about 450 bytes per exchange;
-        // 6.9 kB when each response sink's getters lived in a hidden class of its own (response-sink.ts).
+        // GC unless something old still points at it. Measured (Node 20): about 400 bytes per exchange;
+        // 7.4 kB when each response sink's getters lived in a hidden class of its own (response-sink.ts).
         assert.ok(perExchange < MAX_PROMOTED_BYTES_PER_EXCHANGE, `the young-generation GCs moved ${perExchange.toFixed(0)} bytes per ended exchange to the old generation`);
       } finally {
         await agent.close();

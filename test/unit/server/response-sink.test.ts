@@ -1,8 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, IncomingMessage, request as httpRequest, ServerResponse, type IncomingHttpHeaders, type Server } from 'node:http';
-import { Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { Socket, type AddressInfo } from 'node:net';
 import type { ResponsesResponse, ResponsesStreamEvent } from '../../../src/core/responses/responses-output.ts';
 import { encodeSseEvent } from '../../../src/core/sse/sse-encoder.ts';
 import { ChatStreamTranslator } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
@@ -307,6 +306,7 @@ describe('response sinks', () => {
       [createStreamSink(response, options), createStreamSink(response, { ...options })],
       [createJsonSink(response, { onClientGone: () => {} }), createJsonSink(response, { onClientGone: () => {} })],
     ] as const;
+    const prototypeAccessor = (sink: object, key: string): unknown => Object.getOwnPropertyDescriptor(Object.getPrototypeOf(sink) as object, key)?.get;
     for (const [first, second] of pairs) {
       for (const sink of [first, second]) {
         const ownAccessors = Object.entries(Object.getOwnPropertyDescriptors(sink)).filter(([, descriptor]) => descriptor.get !== undefined || descriptor.set !== undefined);
@@ -314,10 +314,9 @@ describe('response sinks', () => {
       }
       for (const key of ['committed', 'clientGone'] as const) {
         assert.equal(first[key], false, `${first.kind} sink reads ${key}`);
-        const accessorOf = (sink: object): unknown => Object.getOwnPropertyDescriptor(Object.getPrototypeOf(sink) as object, key)?.get;
         if (first.kind === 'stream' || key === 'clientGone') {
-          assert.equal(typeof accessorOf(first), 'function', `${first.kind} sink: ${key} is an accessor`);
-          assert.equal(accessorOf(first), accessorOf(second), `${first.kind} sink: ${key} shared`);
+          assert.equal(typeof prototypeAccessor(first, key), 'function', `${first.kind} sink: ${key} is an accessor`);
+          assert.equal(prototypeAccessor(first, key), prototypeAccessor(second, key), `${first.kind} sink: ${key} shared`);
         }
       }
     }
