@@ -36,6 +36,7 @@ import { LONG_ANSWER_EVENTS, type AnswerName } from './answers.ts';
 import { bundleChildren, readProcessCpuMilliseconds, readProcessStatus, RESULTS_DIRECTORY, startChild, type RunningChild } from './child-process.ts';
 import type { MemoryReply, WritesReply } from './child-protocol.ts';
 import { buildExtensionHostDelayRows, measureExtensionHostDelay, type ExtensionHostDelayResult } from './extension-host-delay.ts';
+import { buildSoakMemoryRows, measureSoakMemory, type SoakMemoryResult } from './soak-memory.ts';
 import { lowerRequestBody, measureCalibration, measureCoreConversion, measureLiftPerEvent, type CoreTimings } from './core-conversion.ts';
 import { createClientAgent, postForText, postStreamTimed, postTimed, type Endpoint, type TimedStream } from './http-client.ts';
 import { formatBytes, formatMegabytes, formatMilliseconds, renderTable, type ReportRow } from './report.ts';
@@ -70,6 +71,8 @@ const settings = {
   throughputWarmupSeconds: quick ? 0.5 : 3,
   throughputRounds: quick ? 4 : 6,
   memoryRequests: quick ? 100 : 500,
+  /** Target 4's load (bench/soak-memory.ts), per side: a warm-up, then the measured seconds. */
+  soakMemory: { seconds: quick ? 5 : 20, warmupSeconds: quick ? 1 : 2 },
   memoryConcurrency: 4,
   coreIterations: { '50 kB': quick ? 100 : 400, '2 MB': quick ? 5 : 20, '10 MB': quick ? 3 : 8 },
   extensionHost: { sessionTurns: quick ? 3 : 6, streamingSessions: 8, streamingRounds: quick ? 1 : 2 },
@@ -495,6 +498,7 @@ interface Results {
   paced: PacedResult;
   throughput: ThroughputResult;
   memory: MemoryResult;
+  soakMemory: SoakMemoryResult;
   extensionHostDelay: ExtensionHostDelayResult;
   /** The reference minimal hop's figures for every request size and time to first delta. */
   hop: { nonStream: Record<SizeLabel, HopReference>; firstDelta: HopReference };
@@ -622,6 +626,7 @@ function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): R
     null,
   );
   row('memory', 'peak RSS during those requests', null, formatMegabytes(memory.peakResidentBytes), null);
+  rows.push(...buildSoakMemoryRows(results.soakMemory));
   rows.push(...buildExtensionHostDelayRows(results.extensionHostDelay));
   return rows;
 }
@@ -728,6 +733,9 @@ async function main(): Promise<void> {
     progress(`memory: ${settings.memoryRequests} × ${formatBytes(sessionStream.requestBytes)} through a fresh bridge`);
     const memory = await measureMemory(bundles.bridge, bridgeExecArgv, mock.url, sessionStream);
 
+    progress(`memory: the soak's mix from 16 sessions, ${settings.soakMemory.seconds} s through a fresh bridge, then a fresh hop`);
+    const soakMemory = await measureSoakMemory(bundles, settings.soakMemory);
+
     progress('extension host event loop: a 10 MB session and 8 streaming sessions, bridge on the host\'s thread and in a worker');
     const extensionHostDelay = await measureExtensionHostDelay(bundles, mock.url, settings.extensionHost);
 
@@ -740,6 +748,7 @@ async function main(): Promise<void> {
       paced: pacedResult,
       throughput,
       memory,
+      soakMemory,
       extensionHostDelay,
       hop: { nonStream: hopNonStream, firstDelta: hopFirstDelta },
     };
@@ -806,6 +815,7 @@ async function main(): Promise<void> {
         hopPeakResidentBytes: hopStatus.peakResidentBytes,
       },
       memory,
+      soakMemory,
       extensionHostDelay,
     };
     mkdirSync(RESULTS_DIRECTORY, { recursive: true });

@@ -9,19 +9,24 @@ import { configureDedicatedProcess } from '../../src/server/dedicated-process.ts
 import { startBridgeServer } from '../../src/server/start-server.ts';
 import { serveParent } from './serve-parent.ts';
 
-/** Warnings and errors only, like the CLI at its default level (it logs nothing per request). */
-const logger: Logger = {
-  error: (text, details) => process.stderr.write(`bench bridge error: ${text} ${details ? JSON.stringify(details) : ''}\n`),
-  warn: (text, details) => process.stderr.write(`bench bridge warn: ${text} ${details ? JSON.stringify(details) : ''}\n`),
-  info: () => undefined,
-  debug: () => undefined,
-};
+/**
+ * Warnings and errors only, like the CLI at its default level (it logs nothing per request but a line
+ * per failed exchange). `--quiet` drops the warnings: the soak-memory phase fails exchanges on purpose.
+ */
+function createLogger(quiet: boolean): Logger {
+  return {
+    error: (text, details) => process.stderr.write(`bench bridge error: ${text} ${details ? JSON.stringify(details) : ''}\n`),
+    warn: quiet ? () => undefined : (text, details) => process.stderr.write(`bench bridge warn: ${text} ${details ? JSON.stringify(details) : ''}\n`),
+    info: () => undefined,
+    debug: () => undefined,
+  };
+}
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { backend: { type: 'string' } } });
+  const { values } = parseArgs({ options: { backend: { type: 'string' }, quiet: { type: 'boolean' } } });
   if (!values.backend) throw new Error('bench bridge: --backend URL is required');
   configureDedicatedProcess();
-  const bridge = await startBridgeServer({ backendUrl: values.backend, host: '127.0.0.1', port: 0, logger });
+  const bridge = await startBridgeServer({ backendUrl: values.backend, host: '127.0.0.1', port: 0, logger: createLogger(values.quiet === true) });
 
   serveParent('bridge', bridge.url, () => bridge.close());
 }

@@ -23,7 +23,8 @@ function describe(error: unknown): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { backend: { type: 'string' } } });
+  // `--quiet`: no line per failed relay (the soak-memory phase cuts backend streams on purpose).
+  const { values } = parseArgs({ options: { backend: { type: 'string' }, quiet: { type: 'boolean' } } });
   if (!values.backend) throw new Error('bench floor: --backend URL is required');
   const target = `${values.backend.replace(/\/+$/, '')}/chat/completions`;
   // The same keep-alive settings as the bridge's upstream agent (below the mock's 5 s idle close,
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
       for await (const chunk of upstream.body) outgoing.write(chunk as Buffer);
       outgoing.end();
     } catch (error: unknown) {
-      process.stderr.write(`bench floor error: ${describe(error)}\n`);
+      if (!values.quiet) process.stderr.write(`bench floor error: ${describe(error)}\n`);
       if (outgoing.headersSent) {
         outgoing.destroy();
         return;

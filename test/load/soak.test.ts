@@ -12,7 +12,8 @@ import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
 import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic-event.ts';
 import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
 import { createRandom } from '../support/deterministic-random.ts';
-import { SOAK_PATCH, type SoakScenario } from './soak-backend.ts';
+import { SOAK_PATCH } from './soak-backend.ts';
+import { createRequestBody, pickScenario, type Scenario } from './soak-workload.ts';
 import type { GcProfileMessage } from './soak-bridge-child.ts';
 import { makeTempDir, trackChild } from '../support/cleanup.ts';
 
@@ -39,50 +40,6 @@ const PROMOTION_WARMUP_EXCHANGES = 300;
 const PROMOTION_EXCHANGES = 1500;
 const MAX_PROMOTED_BYTES_PER_EXCHANGE = 2048;
 const SEED = Number(process.env.SOAK_SEED ?? 8);
-
-type Scenario = SoakScenario | 'malformed-json';
-
-/** How often each scenario comes up (out of the sum); most turns are healthy, as in real use. */
-const SCENARIO_WEIGHTS: ReadonlyArray<[Scenario, number]> = [
-  ['text', 14],
-  ['custom-call', 10],
-  ['parallel-calls', 6],
-  ['slow-chunks', 4],
-  ['silent-prefill', 2],
-  ['truncated-call', 2],
-  ['midstream-error', 2],
-  ['socket-cut', 2],
-  ['rate-limited', 2],
-  ['unavailable', 2],
-  ['context-overflow', 2],
-  ['headers-never', 1],
-  ['client-abort', 2],
-  ['malformed-json', 2],
-];
-
-/** A small Codex-shaped request: a bridged custom tool and a function tool, a short history. */
-function createRequestBody(scenario: Scenario, stream: boolean, session: number, turn: number): string {
-  if (scenario === 'malformed-json') return `{"model":"qwen3-coder","input":[{"type":"message","role":"user","content":"soak:${scenario}"`;
-  return JSON.stringify({
-    model: 'qwen3-coder',
-    instructions: 'You are a soak-test assistant.',
-    input: [
-      { type: 'message', role: 'user', content: [{ type: 'input_text', text: `session ${session} turn ${turn}` }] },
-      { type: 'custom_tool_call', call_id: `call_${session}_${turn}`, name: 'apply_patch', input: SOAK_PATCH },
-      { type: 'custom_tool_call_output', call_id: `call_${session}_${turn}`, output: 'Success.' },
-      { type: 'message', role: 'user', content: [{ type: 'input_text', text: `soak:${scenario}` }] },
-    ],
-    tools: [
-      { type: 'custom', name: 'apply_patch', description: 'Apply a patch.', format: { type: 'grammar', syntax: 'lark', definition: 'start: "*** Begin Patch" /(.|\\n)*/' } },
-      { type: 'function', name: 'exec_command', description: 'Run a command.', parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } },
-    ],
-    tool_choice: 'auto',
-    parallel_tool_calls: true,
-    stream,
-    store: false,
-    prompt_cache_key: `soak-session-${session}`,
-  });
-}
 
 /** What Codex saw, reduced to what a scenario is checked against. */
 interface Observed {
@@ -149,16 +106,6 @@ const CHECKS: Readonly<Record<Scenario, { check: Check; logOutcome: ExchangeOutc
   'client-abort': { check: (observed) => (observed.aborted ? null : 'the client did not abort'), logOutcome: 'aborted' },
   'malformed-json': { check: expectFailure(400, 'invalid_json', /not valid JSON/), logOutcome: 'rejected' },
 };
-
-function pickScenario(random: () => number): Scenario {
-  const total = SCENARIO_WEIGHTS.reduce((sum, [, weight]) => sum + weight, 0);
-  let point = random() * total;
-  for (const [scenario, weight] of SCENARIO_WEIGHTS) {
-    point -= weight;
-    if (point < 0) return scenario;
-  }
-  return 'text';
-}
 
 async function exchange(agent: Agent, bridgeUrl: string, scenario: Scenario, stream: boolean, body: string): Promise<Observed> {
   const controller = new AbortController();
