@@ -8,12 +8,11 @@
  * forward malformed JSON. The hop is sent each turn's lowered Chat request, the bridge the Responses
  * request, as in the other phases.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { createRandom } from '../test/support/deterministic-random.ts';
+import { startSoakBackend } from '../test/load/soak-backend.ts';
 import { createRequestBody, pickScenario, SCENARIO_WEIGHTS, type Scenario } from '../test/load/soak-workload.ts';
-import { BENCH_DIRECTORY, readProcessStatus, resetPeakResident, startChild, type ChildBundles } from './child-process.ts';
+import { readProcessStatus, resetPeakResident, startChild, type ChildBundles } from './child-process.ts';
 import { lowerRequestBody } from './core-conversion.ts';
 import { formatMegabytes, type ReportRow } from './report.ts';
 
@@ -42,20 +41,6 @@ export interface SoakMemoryResult {
   scenarios: Scenario[];
   bridge: SoakMemorySide;
   hop: SoakMemorySide;
-}
-
-/** The soak's backend (test/load/soak-backend.ts) in a process of its own: it answers each turn as its scenario says. */
-async function startSoakBackend(): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(resolve(BENCH_DIRECTORY, '../test/load/soak-backend.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, FREEFORM_BRIDGE_SOAK_BACKEND: '1' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    child.once('message', (message: { url: string }) => resolveUrl(message.url));
-    child.once('exit', (code) => reject(new Error(`soak backend exited with ${String(code)}`)));
-  });
-  return { child, url };
 }
 
 /** SESSIONS sessions for `seconds`, each sending its turns one after another; every body is read to its end. */
@@ -118,8 +103,7 @@ export async function measureSoakMemory(bundles: ChildBundles, settings: SoakMem
     const hop = await measureSide('hop', bundles.floor, backend.url, settings);
     return { sessions: SESSIONS, seconds: settings.seconds, scenarios: WEIGHTS.map(([scenario]) => scenario), bridge, hop };
   } finally {
-    backend.child.disconnect();
-    await new Promise((resolveExit) => (backend.child.exitCode === null ? backend.child.once('exit', resolveExit) : resolveExit(null)));
+    await backend.stop();
   }
 }
 

@@ -7,6 +7,8 @@
  * IPC: sends `{ type: 'ready', url }`; answers `{ type: 'stats' }` with `{ type: 'stats', requests,
  * aborted }`; exits when the parent disconnects.
  */
+import { fork, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
 import { startMockBackend, type MockTurn, type RecordedRequest } from '../support/mock-backend/create-mock-backend.ts';
 
 export const SOAK_PATCH = '*** Begin Patch\n*** Add File: soak.txt\n+soak "quoted" — ✓\n*** End Patch\n';
@@ -67,6 +69,45 @@ async function main(): Promise<void> {
     void backend.close().then(() => process.exit(0));
   });
   process.send?.({ type: 'ready', url: backend.url });
+}
+
+export interface SoakBackendProcess {
+  child: ChildProcess;
+  /** Base URL ending in `/v1`. */
+  url: string;
+  /** Chat requests it received so far, and how many of them the client aborted. */
+  stats(): Promise<{ requests: number; aborted: number }>;
+  /** Disconnects and waits for the process to exit. */
+  stop(): Promise<void>;
+}
+
+/** This backend in a process of its own (run from the repository's root, as the tests and the bench are). */
+export async function startSoakBackend(): Promise<SoakBackendProcess> {
+  const child = fork(resolve(process.cwd(), 'test/load/soak-backend.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, FREEFORM_BRIDGE_SOAK_BACKEND: '1' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    child.once('message', (message: { type: string; url: string }) => resolveUrl(message.url));
+    child.once('exit', (code) => reject(new Error(`soak backend exited with ${String(code)}`)));
+  });
+  return {
+    child,
+    url,
+    stats: () =>
+      new Promise((resolveStats) => {
+        child.once('message', (message: { requests: number; aborted: number }) => resolveStats(message));
+        child.send({ type: 'stats' });
+      }),
+    stop: () => disconnectAndWait(child),
+  };
+}
+
+/** Ends the IPC channel (the soak's child processes exit when it closes) and waits for the exit. */
+export async function disconnectAndWait(child: ChildProcess): Promise<void> {
+  if (child.connected) child.disconnect();
+  await new Promise((resolveExit) => (child.exitCode === null && child.signalCode === null ? child.once('exit', resolveExit) : resolveExit(null)));
 }
 
 // Only when run as the child, not when the test imports the scenario table.
