@@ -4,6 +4,10 @@ import tseslint from 'typescript-eslint';
 
 const nodeBuiltinsWithoutIo = ['node:crypto', 'node:string_decoder', 'node:util', 'node:buffer'];
 
+// Every schema is built with zod's functional API, through one module that also sets zod's English
+// messages (src/core/schema/zod.ts says why: the default API costs about 10 MB per process).
+const zodDefaultApi = { name: 'zod', message: "Import z from src/core/schema/zod.ts (zod's functional API), not from 'zod'." };
+
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', '.vscode-test/**', '.tools/**', 'coverage/**', 'bench/results/**', 'test-results/**'] },
   js.configs.recommended,
@@ -24,10 +28,11 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
+          paths: [zodDefaultApi],
           patterns: [
             {
               // A regex, not a gitignore group: `!../**` negations do not match parent-relative paths.
-              regex: `^(?!zod$|\\.{1,2}/|(?:${nodeBuiltinsWithoutIo.join('|')})$)`,
+              regex: `^(?!zod/mini$|zod/v4/locales/en\\.js$|\\.{1,2}/|(?:${nodeBuiltinsWithoutIo.join('|')})$)`,
               message: 'src/core is pure: it may import only zod, itself and Node built-ins that do no I/O.',
             },
             {
@@ -47,7 +52,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
+          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }, zodDefaultApi],
           patterns: [
             { regex: '(^|/)\\.\\./(extension|cli)/', message: 'src/server must not import src/extension or src/cli, which are built on it.' },
             {
@@ -68,7 +73,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
+          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }, zodDefaultApi],
           patterns: [{ regex: '(^|/)\\.\\./(server|cli|extension)/', message: 'src/codex-config may import only src/core.' }],
         },
       ],
@@ -80,7 +85,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
+          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }, zodDefaultApi],
           patterns: [{ regex: '(^|/)\\.\\./extension/', message: 'src/cli must not import src/extension.' }],
         },
       ],
@@ -94,10 +99,16 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
+          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }, zodDefaultApi],
           patterns: [{ regex: '(^|/)\\.\\./(server|cli|extension)/', message: 'src/shared may import only src/core.' }],
         },
       ],
+    },
+  },
+  {
+    files: ['src/extension/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [zodDefaultApi] }],
     },
   },
   {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from '../core/schema/zod.ts';
 import { parseJson } from '../core/parse-json.ts';
 import { CodexConfigFileError } from './codex-config-file-error.ts';
 import type { PlannedCodexConfigFile } from './plan-codex-config-write.ts';
@@ -16,9 +16,9 @@ const restoreRecordSchema = z.object({
   version: z.literal(1),
   configPath: z.string(),
   /** The byte-exact copy of config.toml before the first change; null when there was no config.toml. */
-  backupPath: z.string().nullable(),
+  backupPath: z.nullable(z.string()),
   /** The original file's permission bits, put back with its content. */
-  originalMode: z.number().int().nullable(),
+  originalMode: z.nullable(z.number().check(z.int())),
   /** SHA-256 of what freeform-bridge last wrote: a different file means the user edited it since. */
   writtenSha256: z.string(),
 });

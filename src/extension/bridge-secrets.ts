@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type * as vscode from 'vscode';
-import { z } from 'zod';
+import * as z from '../core/schema/zod.ts';
 import type { Logger } from '../core/logger.ts';
 import { parseJson } from '../core/parse-json.ts';
 
@@ -10,7 +10,7 @@ const LEGACY_BACKEND_API_KEY = 'freeformBridge.backendApiKey';
 const BACKEND_API_KEY_RECORD = 'freeformBridge.backendApiKeyForOrigin';
 const BRIDGE_TOKEN = 'freeformBridge.bridgeToken';
 
-const backendApiKeyRecordSchema = z.object({ key: z.string().min(1), origin: z.string().nullable() });
+const backendApiKeyRecordSchema = z.object({ key: z.string().check(z.minLength(1)), origin: z.nullable(z.string()) });
 type BackendApiKeyRecord = z.infer<typeof backendApiKeyRecordSchema>;
 
 /** `scheme://host:port` of a URL, the unit a key is bound to; null for anything that is not a URL. */

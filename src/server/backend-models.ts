@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../core/schema/zod.ts';
 import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import { parseJson } from '../core/parse-json.ts';
 import type { UpstreamClient } from './upstream-client.ts';
@@ -23,7 +23,7 @@ export interface BackendModelFacts extends BackendModel {
   takesReasoningEffort: boolean | null;
 }
 
-const modelListSchema = z.object({ data: z.array(z.looseObject({ id: z.string().min(1) })) });
+const modelListSchema = z.object({ data: z.array(z.looseObject({ id: z.string().check(z.minLength(1)) })) });
 
 /** In order of preference: what the server runs with before what the model was trained for. */
 const CONTEXT_WINDOW_FIELDS: readonly (readonly string[])[] = [

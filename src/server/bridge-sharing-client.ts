@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
+import * as z from '../core/schema/zod.ts';
 import { parseJson } from '../core/parse-json.ts';
 import { SseDecoder } from '../core/sse/sse-decoder.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
@@ -18,7 +18,7 @@ const identitySchema = z.looseObject({
   instanceId: z.string(),
   pid: z.number(),
   backend: z.string(),
-  proof: z.string().nullable(),
+  proof: z.nullable(z.string()),
 });
 
 const IDENTITY_TIMEOUT_MS = 2_000;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../core/schema/zod.ts';
 import type { RoundTripKind, RoundTripLabel } from '../core/round-trip-label.ts';
 
 /** Re-exported for the webview, which may import only this protocol (and only its types). */
@@ -370,8 +370,8 @@ export type WebviewToHostMessageType = WebviewToHostMessage['type'];
 
 // ---------- validation of inbound webview messages (host side) ----------
 
-const exchangeIdSchema = z.string().min(1).max(200);
-const indexSchema = z.number().int().nonnegative().max(1_000_000);
+const exchangeIdSchema = z.string().check(z.minLength(1), z.maxLength(200));
+const indexSchema = z.number().check(z.int(), z.nonnegative(), z.lte(1_000_000));
 
 export const bodyReferenceSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('exchange'), exchangeId: exchangeIdSchema }),
@@ -383,12 +383,12 @@ export const bodyReferenceSchema = z.discriminatedUnion('kind', [
 /** Strict: a message with unknown fields or types is dropped, never half-understood. */
 export const webviewToHostMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('webview/ready') }),
-  z.strictObject({ type: z.literal('traffic/exchange/select'), exchangeId: exchangeIdSchema.nullable() }),
+  z.strictObject({ type: z.literal('traffic/exchange/select'), exchangeId: z.nullable(exchangeIdSchema) }),
   z.strictObject({ type: z.literal('traffic/body/request'), body: bodyReferenceSchema }),
   z.strictObject({ type: z.literal('traffic/body/open'), body: bodyReferenceSchema }),
   z.strictObject({ type: z.literal('traffic/body/copy'), body: bodyReferenceSchema }),
   z.strictObject({ type: z.literal('traffic/curl/copy'), exchangeId: exchangeIdSchema }),
-  z.strictObject({ type: z.literal('traffic/search/run'), query: z.string().max(1000) }),
+  z.strictObject({ type: z.literal('traffic/search/run'), query: z.string().check(z.maxLength(1000)) }),
   z.strictObject({ type: z.literal('traffic/session/clear') }),
   z.strictObject({ type: z.literal('traffic/session/export') }),
 ]);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../schema/zod.ts';
 
 /*
  * Chat Completions wire shapes. The request is what the bridge builds (plain types, no parsing);
@@ -70,66 +70,65 @@ export interface ChatRequest {
 // ---------- responses and chunks (inbound, lenient) ----------
 
 const chatUsageSchema = z.looseObject({
-  prompt_tokens: z.number().nullish(),
-  completion_tokens: z.number().nullish(),
-  total_tokens: z.number().nullish(),
-  prompt_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
-  completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().nullish() }).nullish(),
+  prompt_tokens: z.nullish(z.number()),
+  completion_tokens: z.nullish(z.number()),
+  total_tokens: z.nullish(z.number()),
+  prompt_tokens_details: z.nullish(z.looseObject({ cached_tokens: z.nullish(z.number()) })),
+  completion_tokens_details: z.nullish(z.looseObject({ reasoning_tokens: z.nullish(z.number()) })),
   /** SGLang reports reasoning tokens at the top level. */
-  reasoning_tokens: z.number().nullish(),
-  cached_input_tokens: z.number().nullish(),
-  cache_read_input_tokens: z.number().nullish(),
+  reasoning_tokens: z.nullish(z.number()),
+  cached_input_tokens: z.nullish(z.number()),
+  cache_read_input_tokens: z.nullish(z.number()),
 });
 export type ChatUsage = z.infer<typeof chatUsageSchema>;
 export { chatUsageSchema };
 
 const chatToolCallSchema = z.looseObject({
-  id: z.string().nullish(),
-  index: z.number().nullish(),
-  type: z.string().nullish(),
-  function: z
+  id: z.nullish(z.string()),
+  index: z.nullish(z.number()),
+  type: z.nullish(z.string()),
+  function: z.nullish(z
     .looseObject({
-      name: z.string().nullish(),
+      name: z.nullish(z.string()),
       /** Engines send a string; a few send an already-parsed object, which we re-serialise at the boundary. */
-      arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
-    })
-    .nullish(),
+      arguments: z.nullish(z.union([z.string(), z.record(z.string(), z.unknown())])),
+    })),
   /** Chat-native free-form call from backends with custom-tool support. */
-  custom: z.looseObject({ name: z.string().nullish(), input: z.string().nullish() }).nullish(),
+  custom: z.nullish(z.looseObject({ name: z.nullish(z.string()), input: z.nullish(z.string()) })),
 });
 export type ChatToolCallWire = z.infer<typeof chatToolCallSchema>;
 
 /** The fields a full message and a stream delta share; both are parsed with the same tolerance. */
 const chatMessageFields = {
-  role: z.string().nullish(),
-  content: z.string().nullish(),
-  reasoning: z.string().nullish(),
-  reasoning_content: z.string().nullish(),
-  tool_calls: z.array(chatToolCallSchema).nullish(),
+  role: z.nullish(z.string()),
+  content: z.nullish(z.string()),
+  reasoning: z.nullish(z.string()),
+  reasoning_content: z.nullish(z.string()),
+  tool_calls: z.nullish(z.array(chatToolCallSchema)),
 };
 
 const chatEnvelopeFields = {
-  id: z.string().nullish(),
-  model: z.string().nullish(),
-  created: z.number().nullish(),
-  usage: chatUsageSchema.nullish(),
+  id: z.nullish(z.string()),
+  model: z.nullish(z.string()),
+  created: z.nullish(z.number()),
+  usage: z.nullish(chatUsageSchema),
 };
 
-const choiceFields = { index: z.number().nullish(), finish_reason: z.string().nullish() };
+const choiceFields = { index: z.nullish(z.number()), finish_reason: z.nullish(z.string()) };
 
 export const chatCompletionSchema = z.looseObject({
   ...chatEnvelopeFields,
-  choices: z.array(z.looseObject({ ...choiceFields, message: z.looseObject({ ...chatMessageFields, refusal: z.string().nullish() }).nullish() })).nullish(),
+  choices: z.nullish(z.array(z.looseObject({ ...choiceFields, message: z.nullish(z.looseObject({ ...chatMessageFields, refusal: z.nullish(z.string()) })) }))),
 });
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 
 export const chatCompletionChunkSchema = z.looseObject({
   ...chatEnvelopeFields,
-  choices: z.array(z.looseObject({ ...choiceFields, delta: z.looseObject(chatMessageFields).nullish() })).nullish(),
+  choices: z.nullish(z.array(z.looseObject({ ...choiceFields, delta: z.nullish(z.looseObject(chatMessageFields)) }))),
   /** Mid-stream error frames: vLLM/llama.cpp nest an object, some builds send a string. */
-  error: z.unknown().optional(),
+  error: z.optional(z.unknown()),
   /** SGLang's flat error frame. */
-  object: z.string().nullish(),
-  message: z.string().nullish(),
+  object: z.nullish(z.string()),
+  message: z.nullish(z.string()),
 });
 export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../schema/zod.ts';
 import { InvalidRequestError } from '../errors.ts';
 import { isPlainObject } from '../parse-json.ts';
 import { createCheckedParser } from '../schema/compiled-check.ts';
@@ -56,18 +56,18 @@ const textPartSchema = z.looseObject({
 /** `image_url` may be a string or `{ url }`; emptiness is checked by the converter to name the part. */
 const inputImagePartSchema = z.looseObject({
   type: z.literal('input_image'),
-  image_url: z.union([z.string(), z.looseObject({ url: z.string().nullish() })]).nullish(),
-  detail: z.string().nullish(),
+  image_url: z.nullish(z.union([z.string(), z.looseObject({ url: z.nullish(z.string()) })])),
+  detail: z.nullish(z.string()),
 });
 
 const inputVideoPartSchema = z.looseObject({
   type: z.literal('input_video'),
-  video_url: z.union([z.string(), z.looseObject({ url: z.string().nullish() })]).nullish(),
+  video_url: z.nullish(z.union([z.string(), z.looseObject({ url: z.nullish(z.string()) })])),
 });
 
 const inputFilePartSchema = z.looseObject({
   type: z.literal('input_file'),
-  filename: z.string().nullish(),
+  filename: z.nullish(z.string()),
 });
 
 const refusalPartSchema = z.looseObject({
@@ -95,44 +95,41 @@ const KNOWN_CONTENT_PART_TYPES: ReadonlySet<string> = new Set([
   'encrypted_content',
 ]);
 
-export const responsesContentPartSchema = z.preprocess(
-  createKindNormaliser(KNOWN_CONTENT_PART_TYPES, 'unknown'),
-  z.discriminatedUnion(
+export const responsesContentPartSchema = z.pipe(z.transform(createKindNormaliser(KNOWN_CONTENT_PART_TYPES, 'unknown')), z.discriminatedUnion(
     'type',
     [textPartSchema, inputImagePartSchema, inputVideoPartSchema, inputFilePartSchema, refusalPartSchema, encryptedContentPartSchema, unknownKindSchema],
     { error: 'a content part needs a string `type`' },
-  ),
-);
+  ));
 export type ResponsesContentPart = z.infer<typeof responsesContentPartSchema>;
 
 // ---------- tools ----------
 
-function createFunctionToolSchema<Name extends z.ZodType>(name: Name) {
+function createFunctionToolSchema<Name extends z.ZodMiniType>(name: Name) {
   return z.looseObject({
     type: z.literal('function'),
     name,
-    description: z.string().nullish(),
-    parameters: z.record(z.string(), z.unknown()).nullish(),
-    strict: z.boolean().nullish(),
-    defer_loading: z.boolean().nullish(),
+    description: z.nullish(z.string()),
+    parameters: z.nullish(z.record(z.string(), z.unknown())),
+    strict: z.nullish(z.boolean()),
+    defer_loading: z.nullish(z.boolean()),
   });
 }
 
 /** `{}` and `{"type":"text"}` both mean "no grammar", so `type` is optional. */
 const customToolFormatSchema = z.looseObject({
-  type: z.string().nullish(),
-  syntax: z.string().nullish(),
-  definition: z.string().nullish(),
+  type: z.nullish(z.string()),
+  syntax: z.nullish(z.string()),
+  definition: z.nullish(z.string()),
 });
 export type ResponsesCustomToolFormat = z.infer<typeof customToolFormatSchema>;
 
-function createCustomToolSchema<Name extends z.ZodType>(name: Name) {
+function createCustomToolSchema<Name extends z.ZodMiniType>(name: Name) {
   return z.looseObject({
     type: z.literal('custom'),
     name,
-    description: z.string().nullish(),
-    format: customToolFormatSchema.nullish(),
-    defer_loading: z.boolean().nullish(),
+    description: z.nullish(z.string()),
+    format: z.nullish(customToolFormatSchema),
+    defer_loading: z.nullish(z.boolean()),
   });
 }
 
@@ -144,39 +141,33 @@ const hostedToolSchema = z.object({
 });
 
 /** Sub-tools without a name are skipped by lowering, so `name` is optional here. */
-const namespaceMemberSchema = z.preprocess(
-  createKindNormaliser(new Set(['function', 'custom']), 'hosted'),
-  z.discriminatedUnion(
+const namespaceMemberSchema = z.pipe(z.transform(createKindNormaliser(new Set(['function', 'custom']), 'hosted')), z.discriminatedUnion(
     'type',
-    [createFunctionToolSchema(z.string().nullish()), createCustomToolSchema(z.string().nullish()), hostedToolSchema],
+    [createFunctionToolSchema(z.nullish(z.string())), createCustomToolSchema(z.nullish(z.string())), hostedToolSchema],
     { error: 'a namespace member needs a string `type`' },
-  ),
-);
+  ));
 export type ResponsesNamespaceMember = z.infer<typeof namespaceMemberSchema>;
 
 const namespaceToolSchema = z.looseObject({
   type: z.literal('namespace'),
   name: z.string(),
-  description: z.string().nullish(),
+  description: z.nullish(z.string()),
   tools: z.array(namespaceMemberSchema),
 });
 
-export const responsesToolSchema = z.preprocess(
-  createKindNormaliser(new Set(['function', 'custom', 'namespace']), 'hosted'),
-  z.discriminatedUnion(
+export const responsesToolSchema = z.pipe(z.transform(createKindNormaliser(new Set(['function', 'custom', 'namespace']), 'hosted')), z.discriminatedUnion(
     'type',
     [createFunctionToolSchema(z.string()), createCustomToolSchema(z.string()), namespaceToolSchema, hostedToolSchema],
     { error: 'a tool needs a string `type`' },
-  ),
-);
+  ));
 export type ResponsesTool = z.infer<typeof responsesToolSchema>;
 
 // ---------- tool_choice ----------
 
 const toolReferenceSchema = z.looseObject({
   type: z.string(),
-  name: z.string().nullish(),
-  namespace: z.string().nullish(),
+  name: z.nullish(z.string()),
+  namespace: z.nullish(z.string()),
 });
 export type ResponsesToolReference = z.infer<typeof toolReferenceSchema>;
 
@@ -185,10 +176,10 @@ export const responsesToolChoiceSchema = z.union([
   z.string(),
   z.looseObject({
     type: z.string(),
-    name: z.string().nullish(),
-    namespace: z.string().nullish(),
-    mode: z.string().nullish(),
-    tools: z.array(toolReferenceSchema).nullish(),
+    name: z.nullish(z.string()),
+    namespace: z.nullish(z.string()),
+    mode: z.nullish(z.string()),
+    tools: z.nullish(z.array(toolReferenceSchema)),
   }),
 ]);
 export type ResponsesToolChoice = z.infer<typeof responsesToolChoiceSchema>;
@@ -205,24 +196,24 @@ const messageItemSchema = z.looseObject({
 
 const reasoningItemSchema = z.looseObject({
   type: z.literal('reasoning'),
-  summary: z.array(z.looseObject({ text: z.string() })).nullish(),
-  content: z.array(z.looseObject({ type: z.string(), text: z.string().nullish() })).nullish(),
+  summary: z.nullish(z.array(z.looseObject({ text: z.string() }))),
+  content: z.nullish(z.array(z.looseObject({ type: z.string(), text: z.nullish(z.string()) }))),
 });
 
 const functionCallItemSchema = z.looseObject({
   type: z.literal('function_call'),
   call_id: z.string(),
   name: z.string(),
-  namespace: z.string().nullish(),
+  namespace: z.nullish(z.string()),
   /** Replayed verbatim when it is a JSON object, re-wrapped otherwise; absent counts as empty. */
-  arguments: z.string().nullish(),
+  arguments: z.nullish(z.string()),
 });
 
 const customToolCallItemSchema = z.looseObject({
   type: z.literal('custom_tool_call'),
   call_id: z.string(),
   name: z.string(),
-  namespace: z.string().nullish(),
+  namespace: z.nullish(z.string()),
   input: z.string(),
 });
 
@@ -248,7 +239,7 @@ const additionalToolsItemSchema = z.looseObject({
 
 const itemReferenceItemSchema = z.looseObject({
   type: z.literal('item_reference'),
-  id: z.string().nullish(),
+  id: z.nullish(z.string()),
 });
 
 /**
@@ -258,15 +249,15 @@ const itemReferenceItemSchema = z.looseObject({
  */
 const agentMessageItemSchema = z.looseObject({
   type: z.literal('agent_message'),
-  author: z.string().nullish(),
-  recipient: z.string().nullish(),
+  author: z.nullish(z.string()),
+  recipient: z.nullish(z.string()),
   content: z.array(responsesContentPartSchema),
 });
 
 /** Changes a setting mid-conversation; only the reasoning effort has a Chat equivalent. */
 const configurationUpdateItemSchema = z.looseObject({
   type: z.literal('configuration_update'),
-  reasoning: z.looseObject({ effort: z.string().nullish() }).nullish(),
+  reasoning: z.nullish(z.looseObject({ effort: z.nullish(z.string()) })),
 });
 
 /** Asks an OpenAI-hosted backend to compact the history server side (remote compaction). */
@@ -320,9 +311,7 @@ export const HOSTED_CALL_ITEM_TYPES: ReadonlySet<string> = new Set([
  */
 export const COMPACTION_RECORD_ITEM_TYPES: ReadonlySet<string> = new Set(['compaction', 'context_compaction']);
 
-export const responsesInputItemSchema = z.preprocess(
-  createKindNormaliser(KNOWN_INPUT_ITEM_TYPES, 'unknown', { defaultType: 'message', defaultWhenKey: 'role' }),
-  z.discriminatedUnion(
+export const responsesInputItemSchema = z.pipe(z.transform(createKindNormaliser(KNOWN_INPUT_ITEM_TYPES, 'unknown', { defaultType: 'message', defaultWhenKey: 'role' })), z.discriminatedUnion(
     'type',
     [
       messageItemSchema,
@@ -339,8 +328,7 @@ export const responsesInputItemSchema = z.preprocess(
       unknownKindSchema,
     ],
     { error: 'an input item needs a string `type` (or a `role`, for a message)' },
-  ),
-);
+  ));
 export type ResponsesInputItem = z.infer<typeof responsesInputItemSchema>;
 export type ResponsesMessageItem = z.infer<typeof messageItemSchema>;
 export type ResponsesToolOutput = z.infer<typeof toolOutputSchema>;
@@ -349,32 +337,32 @@ export type ResponsesToolOutput = z.infer<typeof toolOutputSchema>;
 
 const textFormatSchema = z.looseObject({
   type: z.string(),
-  name: z.string().nullish(),
-  schema: z.record(z.string(), z.unknown()).nullish(),
-  strict: z.boolean().nullish(),
+  name: z.nullish(z.string()),
+  schema: z.nullish(z.record(z.string(), z.unknown())),
+  strict: z.nullish(z.boolean()),
 });
 
 export const responsesRequestSchema = z.looseObject({
-  model: z.string().min(1),
+  model: z.string().check(z.minLength(1)),
   /** A string is one user message; the converter normalises it. */
   input: z.union([z.string(), z.array(responsesInputItemSchema)]),
   /** ≤0.161 only; from 0.162 the same text is `input[0]`. */
-  instructions: z.string().nullish(),
+  instructions: z.nullish(z.string()),
   /** Absent with `use_responses_lite`: the tools then sit in an `additional_tools` input item. */
-  tools: z.array(responsesToolSchema).nullish(),
-  tool_choice: responsesToolChoiceSchema.nullish(),
-  parallel_tool_calls: z.boolean().nullish(),
+  tools: z.nullish(z.array(responsesToolSchema)),
+  tool_choice: z.nullish(responsesToolChoiceSchema),
+  parallel_tool_calls: z.nullish(z.boolean()),
   /** `summary` and `context` are accepted and dropped, so only `effort` is validated. */
-  reasoning: z.looseObject({ effort: z.string().nullish() }).nullish(),
+  reasoning: z.nullish(z.looseObject({ effort: z.nullish(z.string()) })),
   /** `verbosity` is accepted and dropped. */
-  text: z.looseObject({ format: textFormatSchema.nullish() }).nullish(),
-  max_output_tokens: z.number().int().positive().nullish(),
-  temperature: z.number().nullish(),
-  top_p: z.number().nullish(),
-  stream: z.boolean().nullish(),
-  prompt_cache_key: z.string().nullish(),
-  previous_response_id: z.string().nullish(),
-  background: z.boolean().nullish(),
+  text: z.nullish(z.looseObject({ format: z.nullish(textFormatSchema) })),
+  max_output_tokens: z.nullish(z.number().check(z.int(), z.positive())),
+  temperature: z.nullish(z.number()),
+  top_p: z.nullish(z.number()),
+  stream: z.nullish(z.boolean()),
+  prompt_cache_key: z.nullish(z.string()),
+  previous_response_id: z.nullish(z.string()),
+  background: z.nullish(z.boolean()),
 });
 export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
 

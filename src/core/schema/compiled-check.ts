@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from './zod.ts';
 
 /*
  * A zod schema, compiled once into a plain checking function that builds no second object tree.
@@ -317,14 +317,14 @@ function compileSchema(schema: SchemaLike): Check {
   return build(CHECK_FAILED, generator.constants);
 }
 
-export type SafeParseResult<Output> = { success: true; data: Output } | { success: false; error: z.ZodError };
+export type SafeParseResult<Output> = { success: true; data: Output } | { success: false; error: z.core.$ZodError };
 
 /**
  * `schema.safeParse`, answered by the compiled check whenever it accepts the value, and by zod
  * itself otherwise (so a refusal carries zod's own issues). Throws at creation for a schema the
  * compiler does not support.
  */
-export function createCheckedParser<Schema extends z.ZodType>(schema: Schema): (value: unknown) => SafeParseResult<z.output<Schema>> {
+export function createCheckedParser<Schema extends z.ZodMiniType>(schema: Schema): (value: unknown) => SafeParseResult<z.output<Schema>> {
   const check = compileSchema(schema as unknown as SchemaLike);
   return (value) => {
     const checked = check(value);

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from '../../../src/core/schema/zod.ts';
 import { chatCompletionChunkSchema, chatCompletionSchema } from '../../../src/core/chat/chat-completions-api.ts';
 import { responsesRequestSchema } from '../../../src/core/responses/responses-request.ts';
 import { CHECK_FAILED, createCheckedParser } from '../../../src/core/schema/compiled-check.ts';
@@ -48,7 +48,7 @@ function mutate(root: unknown, path: Path, replacement: unknown): unknown {
   return copy;
 }
 
-function assertSameVerdict(schema: z.ZodType, parse: (value: unknown) => { success: boolean; data?: unknown }, value: unknown, what: string): void {
+function assertSameVerdict(schema: z.ZodMiniType, parse: (value: unknown) => { success: boolean; data?: unknown }, value: unknown, what: string): void {
   const expected = schema.safeParse(value);
   const actual = parse(value);
   assert.equal(actual.success, expected.success, `${what}: zod says ${expected.success ? 'valid' : 'invalid'}`);
@@ -143,14 +143,14 @@ describe('compiled schema checks agree with zod', () => {
 
   it('handles every kind of schema the bridge uses, including stripping and strict objects', () => {
     const schema = z.object({
-      name: z.string().min(2).max(4),
-      count: z.number().int().positive().nullish(),
-      ratio: z.number().gte(0).lte(1).optional(),
+      name: z.string().check(z.minLength(2), z.maxLength(4)),
+      count: z.nullish(z.number().check(z.int(), z.positive())),
+      ratio: z.optional(z.number().check(z.gte(0), z.lte(1))),
       kind: z.enum(['a', 'b']),
-      flag: z.boolean().nullable(),
-      tags: z.array(z.literal('t')).min(1).optional(),
-      extra: z.strictObject({ only: z.null() }).optional(),
-      map: z.record(z.string(), z.number()).optional(),
+      flag: z.nullable(z.boolean()),
+      tags: z.optional(z.array(z.literal('t')).check(z.minLength(1))),
+      extra: z.optional(z.strictObject({ only: z.null() })),
+      map: z.optional(z.record(z.string(), z.number())),
     });
     const parse = createCheckedParser(schema);
     const samples: unknown[] = [
@@ -182,15 +182,15 @@ describe('compiled schema checks agree with zod', () => {
   it('generates working code for empty shapes, plain unions, large enums, pipes, shared shapes and keys that need quoting', () => {
     const shared = z.object({ id: z.string() });
     const schema = z.object({
-      'odd-key': z.string().optional(),
-      "it's \u2028 \"quoted\"": z.number().optional(),
-      empty: z.object({}).optional(),
-      none: z.strictObject({}).optional(),
-      either: z.union([z.string(), z.number().int(), shared]).optional(),
-      letter: z.enum(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j']).optional(),
-      wrapped: z.preprocess((value) => (typeof value === 'string' ? { id: value } : value), shared).optional(),
-      first: shared.optional(),
-      second: shared.optional(),
+      'odd-key': z.optional(z.string()),
+      "it's \u2028 \"quoted\"": z.optional(z.number()),
+      empty: z.optional(z.object({})),
+      none: z.optional(z.strictObject({})),
+      either: z.optional(z.union([z.string(), z.number().check(z.int()), shared])),
+      letter: z.optional(z.enum(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'])),
+      wrapped: z.optional(z.pipe(z.transform((value) => (typeof value === 'string' ? { id: value } : value)), shared)),
+      first: z.optional(shared),
+      second: z.optional(shared),
     });
     const parse = createCheckedParser(schema);
     const samples: unknown[] = [
@@ -222,9 +222,9 @@ describe('compiled schema checks agree with zod', () => {
   });
 
   it('refuses, when it is built, a schema it cannot check', () => {
-    assert.throws(() => createCheckedParser(z.string().email()), /refinement 'string_format' is not supported/);
+    assert.throws(() => createCheckedParser(z.string().check(z.email())), /refinement 'string_format' is not supported/);
     assert.throws(() => createCheckedParser(z.date()), /schema type 'date' is not supported/);
-    assert.throws(() => createCheckedParser(z.string().transform((value, context) => (context ? value : value))), /one-argument transforms/);
+    assert.throws(() => createCheckedParser(z.pipe(z.string(), z.transform((value: string, context) => (context ? value : value)))), /one-argument transforms/);
     assert.equal(typeof CHECK_FAILED, 'symbol');
   });
 });

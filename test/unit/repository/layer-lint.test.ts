@@ -26,11 +26,18 @@ async function assertAccepted(filePath: string, code: string): Promise<void> {
 }
 
 describe('lint: layer rules', () => {
-  it('src/core imports only zod, itself and Node built-ins that do no I/O', async () => {
+  it('src/core imports only zod\'s functional API, itself and Node built-ins that do no I/O', async () => {
     await assertRefused('src/core/x.ts', "import { readFileSync } from 'node:fs';\nexport const a = readFileSync;\n", /src\/core is pure/);
     await assertRefused('src/core/x.ts', "import { request } from 'undici';\nexport const a = request;\n", /src\/core is pure/);
     await assertRefused('src/core/lower/x.ts', "import { startBridgeServer } from '../../server/start-server.ts';\nexport const a = startBridgeServer;\n", /must not reach into the layers/);
-    await assertAccepted('src/core/x.ts', "import { z } from 'zod';\nimport { createHash } from 'node:crypto';\nexport const a = [z, createHash];\n");
+    await assertAccepted('src/core/x.ts', "import * as z from 'zod/mini';\nimport { createHash } from 'node:crypto';\nexport const a = [z, createHash];\n");
+  });
+
+  it('src builds its schemas with zod\'s functional API (src/core/schema/zod.ts), never zod\'s default API', async () => {
+    for (const folder of ['core', 'server', 'cli', 'codex-config', 'shared', 'extension']) {
+      await assertRefused(`src/${folder}/x.ts`, "import { z } from 'zod';\nexport const a = z;\n", /Import z from src\/core\/schema\/zod\.ts/);
+    }
+    await assertAccepted('src/server/x.ts', "import * as z from '../core/schema/zod.ts';\nexport const a = z;\n");
   });
 
   it('src/server never imports vscode, src/extension or src/cli', async () => {
