@@ -1,10 +1,12 @@
-import { setFlagsFromString } from 'node:v8';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 /*
  * V8 settings for a process that runs the bridge and nothing else: `freeform-bridge serve`, and the
  * bench's and the soak test's bridge processes, which stand for it. Never for VS Code's extension
  * host: V8's flags belong to the whole process, and there every extension shares them (the bridge's
- * worker thread included).
+ * worker thread included; it has its young generation capped through the worker's resourceLimits,
+ * start-bridge-in-worker.ts).
  *
  * `--no-liftoff`: WebAssembly compiled by TurboFan up front. undici parses HTTP/1.1 with llhttp, a
  * WebAssembly module it compiles when the first backend connection opens. By default V8 compiles it
@@ -26,6 +28,47 @@ import { setFlagsFromString } from 'node:v8';
 /** The flags `configureDedicatedProcess` sets, for the start-up log. */
 export const DEDICATED_PROCESS_V8_FLAGS: readonly string[] = ['--no-liftoff'];
 
+/**
+ * The young generation's new space (its two semi-spaces) stops growing at this size: 16 MB.
+ *
+ * V8 starts the new space small and doubles it each time the bytes that survived young-generation
+ * GCs since the last doubling exceed its size. Under a steady load those survivors are the requests
+ * in flight at each GC, so any busy server reaches V8's maximum in time: 32 MB with Node 20, 128 MB
+ * with Node 24, mostly garbage between two GCs but all of it resident. The maximum is fixed when the
+ * process starts (`--max-semi-space-size`, which the CLI cannot set for itself), but V8 reads its
+ * growth factor each time it grows the space, so `serve` sets the factor to 1 once the space reaches
+ * this size, and back to V8's 2 if V8 shrinks it (after a quiet spell) below.
+ *
+ * Measured through the soak's load (test/load/soak.test.ts, Node 20): 60 s, peak RSS 120 → 109 MB;
+ * the 20 s the test runs, 92.5 MB either way (the space reaches 32 MB only after about 22 s).
+ */
+export const DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES = 16 * 1024 * 1024;
+
+/** V8's default `--semi-space-growth-factor`, restored when the new space is below the cap. */
+const V8_SEMI_SPACE_GROWTH_FACTOR = 2;
+
+function newSpaceBytes(): number {
+  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+}
+
+/**
+ * Holds the new space at `capBytes` for the life of the process: after each GC (the only time V8
+ * resizes it), growth is switched off at or above the cap and back on below it.
+ */
+function capNewSpace(capBytes: number): void {
+  let holding = false;
+  const adjust = (): void => {
+    const hold = newSpaceBytes() >= capBytes;
+    if (hold === holding) return;
+    holding = hold;
+    setFlagsFromString(`--semi-space-growth-factor=${hold ? 1 : V8_SEMI_SPACE_GROWTH_FACTOR}`);
+  };
+  const observer = new PerformanceObserver(adjust);
+  observer.observe({ entryTypes: ['gc'] });
+  adjust();
+}
+
 export function configureDedicatedProcess(): void {
   for (const flag of DEDICATED_PROCESS_V8_FLAGS) setFlagsFromString(flag);
+  capNewSpace(DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES);
 }

@@ -5,11 +5,12 @@ import { resolve } from 'node:path';
 import { trackChild } from '../../support/cleanup.ts';
 
 /*
- * What configureDedicatedProcess does to a real Node process: WebAssembly compiled after it runs is
+ * What configureDedicatedProcess does to a real Node process. WebAssembly compiled after it runs is
  * TurboFan code at once, where without it V8 starts with Liftoff code (the tier-up whose compiler
- * memory the setting avoids). Each case runs in a fresh process, since V8's flags are the process's;
- * V8's own test functions (`%IsTurboFanFunction`, `%IsLiftoffFunction`, behind
- * --allow-natives-syntax) say which compiler made the function.
+ * memory the setting avoids); V8's own test functions (`%IsTurboFanFunction`, `%IsLiftoffFunction`,
+ * behind --allow-natives-syntax) say which compiler made the function. And the young generation's
+ * new space stays at its cap under a load whose survivors make V8 grow it to its maximum without it.
+ * Each case runs in a fresh process, since V8's flags are the process's.
  */
 
 const MODULE_PATH = resolve('src/server/dedicated-process.ts');
@@ -17,14 +18,8 @@ const MODULE_PATH = resolve('src/server/dedicated-process.ts');
 /** (func (export "f") (param i32) (result i32) local.get 0 i32.const 1 i32.add) */
 const WASM_BYTES = [0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 6, 1, 0x60, 1, 0x7f, 1, 0x7f, 3, 2, 1, 0, 7, 5, 1, 1, 0x66, 0, 0, 0x0a, 9, 1, 7, 0, 0x20, 0, 0x41, 1, 0x6a, 0x0b];
 
-async function compileAndReportTier(configure: boolean): Promise<{ turbofan: boolean; liftoff: boolean; result: number }> {
-  const script = [
-    configure ? `require(${JSON.stringify(MODULE_PATH)}).configureDedicatedProcess();` : '',
-    `const f = new WebAssembly.Instance(new WebAssembly.Module(Uint8Array.from(${JSON.stringify(WASM_BYTES)}))).exports.f;`,
-    'const result = f(41);',
-    'process.stdout.write(JSON.stringify({ turbofan: %IsTurboFanFunction(f), liftoff: %IsLiftoffFunction(f), result }));',
-  ].join('\n');
-  const child = trackChild(spawn(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] }));
+async function runScript(script: string, nodeArguments: string[] = []): Promise<string> {
+  const child = trackChild(spawn(process.execPath, [...nodeArguments, '--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] }));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -33,7 +28,40 @@ async function compileAndReportTier(configure: boolean): Promise<{ turbofan: boo
   assert.equal(code, 0, stderr);
   // An unknown flag is not an error in V8: it prints one and goes on. A Node whose V8 dropped the flag must fail here.
   assert.doesNotMatch(stderr, /unrecognized flag/);
-  return JSON.parse(stdout) as { turbofan: boolean; liftoff: boolean; result: number };
+  return stdout;
+}
+
+async function compileAndReportTier(configure: boolean): Promise<{ turbofan: boolean; liftoff: boolean; result: number }> {
+  const script = [
+    configure ? `require(${JSON.stringify(MODULE_PATH)}).configureDedicatedProcess();` : '',
+    `const f = new WebAssembly.Instance(new WebAssembly.Module(Uint8Array.from(${JSON.stringify(WASM_BYTES)}))).exports.f;`,
+    'const result = f(41);',
+    'process.stdout.write(JSON.stringify({ turbofan: %IsTurboFanFunction(f), liftoff: %IsLiftoffFunction(f), result }));',
+  ].join('\n');
+  return JSON.parse(await runScript(script, ['--allow-natives-syntax'])) as { turbofan: boolean; liftoff: boolean; result: number };
+}
+
+/**
+ * The largest new space seen while objects that live across a few GCs are allocated for a while, as
+ * requests in flight do, a turn of the event loop at a time (the cap acts after each GC).
+ */
+async function largestNewSpaceUnderLoad(configure: boolean): Promise<{ largest: number; cap: number }> {
+  const script = [
+    `const dedicated = require(${JSON.stringify(MODULE_PATH)});`,
+    configure ? 'dedicated.configureDedicatedProcess();' : '',
+    "const { getHeapSpaceStatistics } = require('node:v8');",
+    "const newSpace = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size;",
+    'const inFlight = [];',
+    'let largest = 0;',
+    'function turn(index) {',
+    '  for (let i = 0; i < 20000; i++) { inFlight.push({ index, text: `request ${index} ${i}`, parts: [i] }); if (inFlight.length > 50000) inFlight.splice(0, 25000); }',
+    '  largest = Math.max(largest, newSpace());',
+    '  if (index < 200) setImmediate(turn, index + 1);',
+    '  else process.stdout.write(JSON.stringify({ largest, cap: dedicated.DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES }));',
+    '}',
+    'turn(0);',
+  ].join('\n');
+  return JSON.parse(await runScript(script)) as { largest: number; cap: number };
 }
 
 describe('configureDedicatedProcess', { timeout: 60_000 }, () => {
@@ -43,5 +71,15 @@ describe('configureDedicatedProcess', { timeout: 60_000 }, () => {
 
   it('changes what V8 does by default (Liftoff first), so the case above can fail', async () => {
     assert.deepEqual(await compileAndReportTier(false), { turbofan: false, liftoff: true, result: 42 });
+  });
+
+  it('holds the young generation\'s new space at its cap under a load that survives GCs', async () => {
+    const { largest, cap } = await largestNewSpaceUnderLoad(true);
+    assert.ok(largest > 0 && largest <= cap, `the new space reached ${largest} bytes (cap ${cap})`);
+  });
+
+  it('changes what V8 does by default (the new space grows past the cap under the same load), so the case above can fail', async () => {
+    const { largest, cap } = await largestNewSpaceUnderLoad(false);
+    assert.ok(largest > cap, `the new space reached only ${largest} bytes (cap ${cap})`);
   });
 });
