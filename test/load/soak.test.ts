@@ -32,7 +32,7 @@ import { makeTempDir, trackChild } from '../support/cleanup.ts';
 const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 45);
 /** The second run, against the bridge in a process of its own for its RSS alone (default 20 s). */
 const SOAK_MEMORY_SECONDS = Number(process.env.SOAK_MEMORY_SECONDS ?? 20);
-/** Issue 19's bound. Measured peaks through this load: 92.9–93.4 MB (Node 20, 2 cores); see the note at the assertion. */
+/** The bridge's memory budget. Measured peaks through this load: 92.9–93.4 MB (Node 20, 2 cores); see the note at the assertion. */
 const MAX_BRIDGE_PEAK_RSS_BYTES = 100 * 1024 * 1024;
 const SESSIONS = 16;
 /** Exchanges before the young-generation measurement (code paths loaded and optimised), and measured. */
