@@ -87,12 +87,13 @@ const chatToolCallSchema = z.looseObject({
   id: z.nullish(z.string()),
   index: z.nullish(z.number()),
   type: z.nullish(z.string()),
-  function: z.nullish(z
-    .looseObject({
+  function: z.nullish(
+    z.looseObject({
       name: z.nullish(z.string()),
       /** Engines send a string; a few send an already-parsed object, which we re-serialise at the boundary. */
       arguments: z.nullish(z.union([z.string(), z.record(z.string(), z.unknown())])),
-    })),
+    }),
+  ),
   /** Chat-native free-form call from backends with custom-tool support. */
   custom: z.nullish(z.looseObject({ name: z.nullish(z.string()), input: z.nullish(z.string()) })),
 });

@@ -95,11 +95,14 @@ const KNOWN_CONTENT_PART_TYPES: ReadonlySet<string> = new Set([
   'encrypted_content',
 ]);
 
-export const responsesContentPartSchema = z.pipe(z.transform(createKindNormaliser(KNOWN_CONTENT_PART_TYPES, 'unknown')), z.discriminatedUnion(
+export const responsesContentPartSchema = z.preprocess(
+  createKindNormaliser(KNOWN_CONTENT_PART_TYPES, 'unknown'),
+  z.discriminatedUnion(
     'type',
     [textPartSchema, inputImagePartSchema, inputVideoPartSchema, inputFilePartSchema, refusalPartSchema, encryptedContentPartSchema, unknownKindSchema],
     { error: 'a content part needs a string `type`' },
-  ));
+  ),
+);
 export type ResponsesContentPart = z.infer<typeof responsesContentPartSchema>;
 
 // ---------- tools ----------
@@ -141,11 +144,14 @@ const hostedToolSchema = z.object({
 });
 
 /** Sub-tools without a name are skipped by lowering, so `name` is optional here. */
-const namespaceMemberSchema = z.pipe(z.transform(createKindNormaliser(new Set(['function', 'custom']), 'hosted')), z.discriminatedUnion(
+const namespaceMemberSchema = z.preprocess(
+  createKindNormaliser(new Set(['function', 'custom']), 'hosted'),
+  z.discriminatedUnion(
     'type',
     [createFunctionToolSchema(z.nullish(z.string())), createCustomToolSchema(z.nullish(z.string())), hostedToolSchema],
     { error: 'a namespace member needs a string `type`' },
-  ));
+  ),
+);
 export type ResponsesNamespaceMember = z.infer<typeof namespaceMemberSchema>;
 
 const namespaceToolSchema = z.looseObject({
@@ -155,11 +161,14 @@ const namespaceToolSchema = z.looseObject({
   tools: z.array(namespaceMemberSchema),
 });
 
-export const responsesToolSchema = z.pipe(z.transform(createKindNormaliser(new Set(['function', 'custom', 'namespace']), 'hosted')), z.discriminatedUnion(
+export const responsesToolSchema = z.preprocess(
+  createKindNormaliser(new Set(['function', 'custom', 'namespace']), 'hosted'),
+  z.discriminatedUnion(
     'type',
     [createFunctionToolSchema(z.string()), createCustomToolSchema(z.string()), namespaceToolSchema, hostedToolSchema],
     { error: 'a tool needs a string `type`' },
-  ));
+  ),
+);
 export type ResponsesTool = z.infer<typeof responsesToolSchema>;
 
 // ---------- tool_choice ----------
@@ -311,7 +320,9 @@ export const HOSTED_CALL_ITEM_TYPES: ReadonlySet<string> = new Set([
  */
 export const COMPACTION_RECORD_ITEM_TYPES: ReadonlySet<string> = new Set(['compaction', 'context_compaction']);
 
-export const responsesInputItemSchema = z.pipe(z.transform(createKindNormaliser(KNOWN_INPUT_ITEM_TYPES, 'unknown', { defaultType: 'message', defaultWhenKey: 'role' })), z.discriminatedUnion(
+export const responsesInputItemSchema = z.preprocess(
+  createKindNormaliser(KNOWN_INPUT_ITEM_TYPES, 'unknown', { defaultType: 'message', defaultWhenKey: 'role' }),
+  z.discriminatedUnion(
     'type',
     [
       messageItemSchema,
@@ -328,7 +339,8 @@ export const responsesInputItemSchema = z.pipe(z.transform(createKindNormaliser(
       unknownKindSchema,
     ],
     { error: 'an input item needs a string `type` (or a `role`, for a message)' },
-  ));
+  ),
+);
 export type ResponsesInputItem = z.infer<typeof responsesInputItemSchema>;
 export type ResponsesMessageItem = z.infer<typeof messageItemSchema>;
 export type ResponsesToolOutput = z.infer<typeof toolOutputSchema>;

@@ -1,4 +1,4 @@
-import { config } from 'zod/mini';
+import { config, pipe, transform, type ZodMiniType } from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 
 /*
@@ -13,3 +13,8 @@ config(en());
 
 // Imported as a namespace (`import * as z from …/schema/zod.ts`), so the bundler keeps only what is used.
 export * from 'zod/mini';
+
+/** The default API's `preprocess`, which the functional API leaves out: `normalise` runs first, `schema` checks what it returns. */
+export function preprocess<Schema extends ZodMiniType>(normalise: (value: unknown) => unknown, schema: Schema) {
+  return pipe(transform(normalise), schema);
+}

@@ -188,7 +188,7 @@ describe('compiled schema checks agree with zod', () => {
       none: z.optional(z.strictObject({})),
       either: z.optional(z.union([z.string(), z.number().check(z.int()), shared])),
       letter: z.optional(z.enum(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'])),
-      wrapped: z.optional(z.pipe(z.transform((value) => (typeof value === 'string' ? { id: value } : value)), shared)),
+      wrapped: z.optional(z.preprocess((value) => (typeof value === 'string' ? { id: value } : value), shared)),
       first: z.optional(shared),
       second: z.optional(shared),
     });
