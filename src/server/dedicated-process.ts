@@ -8,25 +8,26 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  * worker thread included; it has its young generation capped through the worker's resourceLimits,
  * start-bridge-in-worker.ts).
  *
- * `--no-liftoff`: WebAssembly compiled by TurboFan up front. undici parses HTTP/1.1 with llhttp, a
- * WebAssembly module it compiles when the first backend connection opens. By default V8 compiles it
- * with its baseline compiler (Liftoff) and, once the parser's functions are hot, compiles them again
- * with TurboFan. In the soak test's bridge process that second compile held 29–37 MB of compiler
- * memory at once during the first requests (V8's malloc'd memory, sampled every 50 ms; 1.5 MB at most
- * with this setting) and left about 10 MB resident in a background thread's glibc arena for the life
- * of the process. Compiled by TurboFan from the start (about 3 ms for llhttp), nothing is compiled
- * again. Measured through the soak's load, four runs each way: about 4 MB less RSS at the median and
- * at the peak with V8's default heap sizes, and with the young generation capped
- * (`NODE_OPTIONS=--max-semi-space-size=4`) a peak of 95–101 MB where it was 111 MB, since the first
- * requests' compile no longer sets it. CPU per request under the bench's load did not change
- * (`npm run bench:ab`).
+ * `--liftoff-only`: WebAssembly runs on the code of V8's baseline compiler (Liftoff) and is never
+ * compiled again by its optimising compiler (TurboFan). undici parses HTTP/1.1 with llhttp, a
+ * WebAssembly module it compiles when the first backend connection opens, and TurboFan's compile of
+ * llhttp's one large parsing function takes about 36 MB of compiler memory at once (V8's
+ * `peak_malloced_memory`). By default that compile comes once the parser is hot, and it left about
+ * 10 MB resident in a background thread's glibc arena; compiled by TurboFan up front
+ * (`--no-liftoff`, this setting before), it runs on the main thread during the first requests and
+ * left glibc's main arena at 14.1 MB instead of 5.2 MB in 9 of 16 starts (the freed memory stayed
+ * below a later allocation, so glibc could not give it back): the 97–102 MB peaks of the soak test's
+ * bridge process, where the others read 92–94 MB. With Liftoff code only, the main arena read 5.4 MB
+ * in 16 of 16 starts and nothing is ever compiled again. CPU per request under the bench's load
+ * (`npm run bench:ab`, eight rounds against `--no-liftoff`): 0.520 against 0.512 ms, within the
+ * noise; the parser is a small part of a request's work.
  *
- * Node 20 and 24 both take the flag at run time. A module compiled before this runs keeps its
- * tiers, so it runs before the bridge starts.
+ * Node 20 takes the flag at run time; a module compiled before this runs keeps its tiers, so it runs
+ * before the bridge starts. Node 24's V8 tiers the module up anyway, as by default.
  */
 
 /** The flags `configureDedicatedProcess` sets, for the start-up log. */
-export const DEDICATED_PROCESS_V8_FLAGS: readonly string[] = ['--no-liftoff'];
+export const DEDICATED_PROCESS_V8_FLAGS: readonly string[] = ['--liftoff-only'];
 
 /**
  * The young generation's new space (its two semi-spaces) stops growing at this size: 16 MB.

@@ -33,14 +33,11 @@ const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 45);
 /** The second run, against the bridge in a process of its own for its RSS alone (default 20 s). */
 const SOAK_MEMORY_SECONDS = Number(process.env.SOAK_MEMORY_SECONDS ?? 20);
 /**
- * The bridge's memory budget through this load: 100 MB, held at the median. Measured (Node 20, 2
- * cores, 21 runs): medians 88.3–91.3 MB; peaks 92.7–94.1 MB in 19 runs, 97.3 and 101.4 MB in two
- * (in the one of those two sampled closely, V8's heap spaces were at their usual sizes: the extra
- * few megabytes were outside V8's heap). So the peak's bound leaves room for such a spike; see the
- * note at the assertion.
+ * The bridge's memory budget through this load. Measured peaks (Node 20, 2 cores): 92.9–94.1 MB in
+ * eleven runs. Before V8 stopped compiling undici's HTTP parser with TurboFan (dedicated-process.ts),
+ * one run in ten or so peaked at 97–102 MB; see the note at the assertion.
  */
-const MAX_BRIDGE_MEDIAN_RSS_BYTES = 100 * 1024 * 1024;
-const MAX_BRIDGE_PEAK_RSS_BYTES = 110 * 1024 * 1024;
+const MAX_BRIDGE_PEAK_RSS_BYTES = 100 * 1024 * 1024;
 const SESSIONS = 16;
 /** Exchanges before the young-generation measurement (code paths loaded and optimised), and measured. */
 const PROMOTION_WARMUP_EXCHANGES = 300;
@@ -414,10 +411,10 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
       // its new space, held at 16 MB as `serve` holds it (dedicated-process.ts), and an old
       // generation that grows with exchanges promoted while in flight until V8's first full GC (about
       // 10 MB at the start, 13–16 MB by the end of these 20 s; a 60 s run peaks near 109 MB for that
-      // reason). The bound catches a leak, a per-exchange buffer that grows, or a module that costs
-      // megabytes at load (zod's default API cost about 10 MB; schema/zod.ts); the test below catches
-      // ended exchanges kept through GCs.
-      assert.ok(median <= MAX_BRIDGE_MEDIAN_RSS_BYTES, `the bridge's median RSS was ${megabytes(median)}`);
+      // reason); glibc's main arena about 5 MB. The bound catches a leak, a per-exchange buffer that
+      // grows, a module that costs megabytes at load (zod's default API cost about 10 MB;
+      // schema/zod.ts) or a compile that leaves its memory behind (dedicated-process.ts); the test
+      // below catches ended exchanges kept through GCs.
       assert.ok(peak <= MAX_BRIDGE_PEAK_RSS_BYTES, `the bridge's peak RSS was ${megabytes(peak)}`);
     } finally {
       if (sampler) clearInterval(sampler);
