@@ -34,8 +34,8 @@ export const DEDICATED_PROCESS_V8_FLAGS: readonly string[] = ['--liftoff-only'];
  *
  * V8 starts the new space small and doubles it each time the bytes that survived young-generation
  * GCs since the last doubling exceed its size. Under a steady load those survivors are the requests
- * in flight at each GC, so any busy server reaches V8's maximum in time: 32 MB with Node 20, 128 MB
- * with Node 24, mostly garbage between two GCs but all of it resident. The maximum is fixed when the
+ * in flight at each GC, so any busy server reaches V8's maximum in time: 32 MB with Node 20, up to
+ * 128 MB with Node 24, mostly garbage between two GCs but all of it resident. The maximum is fixed when the
  * process starts (`--max-semi-space-size`, which the CLI cannot set for itself), but V8 reads its
  * growth factor each time it grows the space, so `serve` sets the factor to 1 once the space reaches
  * this size, and back to V8's 2 if V8 shrinks it (after a quiet spell) below.
