@@ -33,9 +33,9 @@ const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 45);
 /** The second run, against the bridge in a process of its own for its RSS alone (default 20 s). */
 const SOAK_MEMORY_SECONDS = Number(process.env.SOAK_MEMORY_SECONDS ?? 20);
 /**
- * The bridge's memory budget through this load. Measured peaks (Node 20, 2 cores): 92.9–94.1 MB in
- * eleven runs. Before V8 stopped compiling undici's HTTP parser with TurboFan (dedicated-process.ts),
- * one run in ten or so peaked at 97–102 MB; see the note at the assertion.
+ * The bridge's memory budget through this load. Measured peaks (Node 20, 2 cores): 92.3–94.1 MB in
+ * thirteen runs. Before V8 stopped compiling undici's HTTP parser with TurboFan (dedicated-process.ts),
+ * three runs of 29 peaked at 97–103 MB; see the note at the assertion.
  */
 const MAX_BRIDGE_PEAK_RSS_BYTES = 100 * 1024 * 1024;
 const SESSIONS = 16;
