@@ -14,12 +14,12 @@ import { serveParent } from './serve-parent.ts';
  * per failed exchange). `--quiet` drops the warnings: the soak-memory phase fails exchanges on purpose.
  */
 function createLogger(quiet: boolean): Logger {
-  return {
-    error: (text, details) => process.stderr.write(`bench bridge error: ${text} ${details ? JSON.stringify(details) : ''}\n`),
-    warn: quiet ? () => undefined : (text, details) => process.stderr.write(`bench bridge warn: ${text} ${details ? JSON.stringify(details) : ''}\n`),
-    info: () => undefined,
-    debug: () => undefined,
-  };
+  const write =
+    (level: string): Logger['error'] =>
+    (text, details) =>
+      process.stderr.write(`bench bridge ${level}: ${text} ${details ? JSON.stringify(details) : ''}\n`);
+  const silent = (): void => undefined;
+  return { error: write('error'), warn: quiet ? silent : write('warn'), info: silent, debug: silent };
 }
 
 async function main(): Promise<void> {

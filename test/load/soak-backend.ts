@@ -88,10 +88,7 @@ export async function startSoakBackend(): Promise<SoakBackendProcess> {
     env: { ...process.env, FREEFORM_BRIDGE_SOAK_BACKEND: '1' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    child.once('message', (message: { type: string; url: string }) => resolveUrl(message.url));
-    child.once('exit', (code) => reject(new Error(`soak backend exited with ${String(code)}`)));
-  });
+  const url = await readyUrl(child, 'soak backend');
   return {
     child,
     url,
@@ -102,6 +99,14 @@ export async function startSoakBackend(): Promise<SoakBackendProcess> {
       }),
     stop: () => disconnectAndWait(child),
   };
+}
+
+/** The URL in the `ready` message the soak's child processes send first; rejects if `child` exits before. */
+export function readyUrl(child: ChildProcess, name: string): Promise<string> {
+  return new Promise<string>((resolveUrl, reject) => {
+    child.once('message', (message: { type: string; url: string }) => resolveUrl(message.url));
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${String(code)}`)));
+  });
 }
 
 /** Ends the IPC channel (the soak's child processes exit when it closes) and waits for the exit. */

@@ -12,7 +12,7 @@ import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
 import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic-event.ts';
 import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
 import { createRandom } from '../support/deterministic-random.ts';
-import { disconnectAndWait, SOAK_PATCH, startSoakBackend } from './soak-backend.ts';
+import { disconnectAndWait, readyUrl, SOAK_PATCH, startSoakBackend } from './soak-backend.ts';
 import { createRequestBody, pickScenario, type Scenario } from './soak-workload.ts';
 import type { GcProfileMessage } from './soak-bridge-child.ts';
 import { makeTempDir, trackChild } from '../support/cleanup.ts';
@@ -277,13 +277,6 @@ async function forkBridgeProcess(backendUrl: string): Promise<ChildProcess> {
   return trackChild(fork(bundle, [], { execArgv: [], env: { ...process.env, FREEFORM_BRIDGE_SOAK_BACKEND_URL: backendUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 }
 
-function bridgeProcessUrl(child: ChildProcess): Promise<string> {
-  return new Promise<string>((resolveUrl, reject) => {
-    child.once('message', (message: { type: string; url: string }) => resolveUrl(message.url));
-    child.once('exit', (code) => reject(new Error(`soak bridge exited with ${String(code)}`)));
-  });
-}
-
 /** Sends `message` and waits (guard: 10 s) for the child's answer of type `answerType`. */
 function askChild<Answer extends { type: string }>(child: ChildProcess, message: { type: string }, answerType: Answer['type']): Promise<Answer> {
   return new Promise<Answer>((resolveAnswer, reject) => {
@@ -391,7 +384,7 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
     const samples: number[] = [];
     let sampler: NodeJS.Timeout | null = null;
     try {
-      const bridgeUrl = await bridgeProcessUrl(child);
+      const bridgeUrl = await readyUrl(child, 'soak bridge');
       const pid = child.pid as number;
       await warmUp(bridgeUrl);
       // The peak is the load's, not the start's: Linux resets VmHWM to the current RSS on "5".
@@ -427,7 +420,7 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
     const backend = await startSoakBackend();
     const child = await forkBridgeProcess(backend.url);
     try {
-      const bridgeUrl = await bridgeProcessUrl(child);
+      const bridgeUrl = await readyUrl(child, 'soak bridge');
       const agent = new Agent();
       const run = async (count: number): Promise<void> => {
         for (let turn = 0; turn < count; turn++) {
