@@ -23,6 +23,8 @@ export interface ChildBundles {
   /** The extension host stand-in (bench/children/extension-host-child.ts) and the bridge's worker it starts. */
   extensionHost: string;
   bridgeWorker: string;
+  /** The soak test's bridge process (test/load/soak-bridge-child.ts), for target 4's load. */
+  soakBridge: string;
 }
 
 const PYTHON_JSON_SCAN = 'export function findPythonJsonError(';
@@ -80,6 +82,7 @@ export async function bundleChildren(): Promise<ChildBundles> {
     floor: resolve(BUILD_DIRECTORY, 'floor-child.cjs'),
     extensionHost: resolve(BUILD_DIRECTORY, 'extension-host-child.cjs'),
     bridgeWorker: resolve(BUILD_DIRECTORY, 'bridge-worker.js'),
+    soakBridge: resolve(BUILD_DIRECTORY, 'soak-bridge-child.cjs'),
   };
   const common = COMMON_BUILD_OPTIONS;
   await Promise.all([
@@ -88,6 +91,7 @@ export async function bundleChildren(): Promise<ChildBundles> {
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/floor-child.ts')], outfile: bundles.floor }),
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/extension-host-child.ts')], outfile: bundles.extensionHost }),
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, '../src/server/bridge-worker-entry.ts')], outfile: bundles.bridgeWorker }),
+    esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, '../test/load/soak-bridge-child.ts')], outfile: bundles.soakBridge }),
   ]);
   // As scripts/build.mjs leaves dist/: ASCII, so V8 holds each source as one byte per character.
   for (const bundle of Object.values(bundles)) makeBundleAscii(bundle);

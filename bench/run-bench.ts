@@ -71,7 +71,10 @@ const settings = {
   throughputWarmupSeconds: quick ? 0.5 : 3,
   throughputRounds: quick ? 4 : 6,
   memoryRequests: quick ? 100 : 500,
-  /** Target 4's load (bench/soak-memory.ts), per side: a warm-up, then the measured seconds. */
+  /**
+   * Target 4 (bench/soak-memory.ts): the soak test's load for `seconds`, and the faster reference load
+   * per side, a warm-up then the measured seconds. --quick cuts the soak test's 20 s to 5.
+   */
   soakMemory: { seconds: quick ? 5 : 20, warmupSeconds: quick ? 1 : 2 },
   memoryConcurrency: 4,
   coreIterations: { '50 kB': quick ? 100 : 400, '2 MB': quick ? 5 : 20, '10 MB': quick ? 3 : 8 },
@@ -733,7 +736,7 @@ async function main(): Promise<void> {
     progress(`memory: ${settings.memoryRequests} × ${formatBytes(sessionStream.requestBytes)} through a fresh bridge`);
     const memory = await measureMemory(bundles.bridge, bridgeExecArgv, mock.url, sessionStream);
 
-    progress(`memory: the soak's mix from 16 sessions, ${settings.soakMemory.seconds} s through a fresh bridge, then a fresh hop`);
+    progress(`memory: the soak test's load, ${settings.soakMemory.seconds} s through the soak's bridge process; then its relayable scenarios at full speed through a fresh bridge and a fresh hop`);
     const soakMemory = await measureSoakMemory(bundles, settings.soakMemory);
 
     progress('extension host event loop: a 10 MB session and 8 streaming sessions, bridge on the host\'s thread and in a worker');

@@ -8,12 +8,11 @@ import { runInNewContext } from 'node:vm';
 import { build } from 'esbuild';
 import { makeBundleAscii } from '../../scripts/ascii-bundle.mjs';
 import { Agent, request } from 'undici';
-import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
 import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic-event.ts';
 import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
-import { createRandom } from '../support/deterministic-random.ts';
-import { disconnectAndWait, readyUrl, SOAK_PATCH, startSoakBackend } from './soak-backend.ts';
-import { createRequestBody, pickScenario, type Scenario } from './soak-workload.ts';
+import { disconnectAndWait, readyUrl, startSoakBackend } from './soak-backend.ts';
+import { createRequestBody } from './soak-workload.ts';
+import { CHECKS, exchange, runSessions, SESSIONS, warmUp } from './soak-sessions.ts';
 import type { GcProfileMessage } from './soak-bridge-child.ts';
 import { makeTempDir, trackChild } from '../support/cleanup.ts';
 
@@ -38,128 +37,11 @@ const SOAK_MEMORY_SECONDS = Number(process.env.SOAK_MEMORY_SECONDS ?? 20);
  * three runs of 29 peaked at 97–103 MB; see the note at the assertion.
  */
 const MAX_BRIDGE_PEAK_RSS_BYTES = 100 * 1024 * 1024;
-const SESSIONS = 16;
 /** Exchanges before the young-generation measurement (code paths loaded and optimised), and measured. */
 const PROMOTION_WARMUP_EXCHANGES = 300;
 const PROMOTION_EXCHANGES = 1500;
 const MAX_PROMOTED_BYTES_PER_EXCHANGE = 2048;
 const SEED = Number(process.env.SOAK_SEED ?? 8);
-
-/** What Codex saw, reduced to what a scenario is checked against. */
-interface Observed {
-  httpStatus: number;
-  terminal: string | null;
-  errorCode: string | null;
-  message: string;
-  items: Array<Record<string, unknown>>;
-  keepalives: number;
-  aborted: boolean;
-}
-
-type Check = (observed: Observed, stream: boolean) => string | null;
-
-const expectCompleted =
-  (verify?: (items: Array<Record<string, unknown>>) => string | null): Check =>
-  (observed, stream) => {
-    if (observed.httpStatus !== 200) return `HTTP ${observed.httpStatus}: ${observed.message}`;
-    const expected = stream ? 'response.completed' : 'completed';
-    if (observed.terminal !== expected) return `ended ${String(observed.terminal)}: ${observed.message}`;
-    return verify ? verify(observed.items) : null;
-  };
-
-/** A failure Codex sees clearly: the HTTP status before the stream was committed, response.failed after. */
-const expectFailure =
-  (jsonStatus: number, code: string, message: RegExp): Check =>
-  (observed, stream) => {
-    if (!message.test(observed.message)) return `message ${JSON.stringify(observed.message)} does not match ${String(message)}`;
-    if (observed.httpStatus === jsonStatus && observed.errorCode === code) return null;
-    // A stream whose backend answered after the grace window: the same error as response.failed.
-    if (stream && observed.httpStatus === 200 && observed.terminal === 'response.failed') return null;
-    return `HTTP ${observed.httpStatus} ${String(observed.terminal)} ${String(observed.errorCode)}`;
-  };
-
-const customCallKeepsPayload = (items: Array<Record<string, unknown>>): string | null => {
-  const call = items.find((item) => item.type === 'custom_tool_call');
-  if (call?.name !== 'apply_patch') return `no apply_patch call in ${JSON.stringify(items).slice(0, 200)}`;
-  // The qwen3_coder parser drops one trailing newline.
-  return call.input === SOAK_PATCH.replace(/\n$/, '') ? null : `payload changed: ${JSON.stringify(call.input)}`;
-};
-
-const CHECKS: Readonly<Record<Scenario, { check: Check; logOutcome: ExchangeOutcome }>> = {
-  text: { check: expectCompleted(), logOutcome: 'completed' },
-  'custom-call': { check: expectCompleted(customCallKeepsPayload), logOutcome: 'completed' },
-  'parallel-calls': {
-    check: expectCompleted((items) => customCallKeepsPayload(items) ?? (items.some((item) => item.type === 'function_call' && item.name === 'exec_command') ? null : 'no exec_command call')),
-    logOutcome: 'completed',
-  },
-  'slow-chunks': { check: expectCompleted(), logOutcome: 'completed' },
-  'silent-prefill': { check: expectCompleted(), logOutcome: 'completed' },
-  'truncated-call': {
-    check: (observed, stream) => {
-      if (observed.terminal !== (stream ? 'response.incomplete' : 'incomplete')) return `ended ${String(observed.terminal)}`;
-      return observed.items.some((item) => item.type === 'custom_tool_call') ? 'a truncated call was delivered' : null;
-    },
-    logOutcome: 'incomplete',
-  },
-  'midstream-error': { check: expectFailure(503, 'server_error', /Internal server error/), logOutcome: 'failed' },
-  'socket-cut': { check: expectFailure(503, 'server_error', /backend stream broke/), logOutcome: 'failed' },
-  'rate-limited': { check: expectFailure(429, 'rate_limit_exceeded', /HTTP 429/), logOutcome: 'failed' },
-  unavailable: { check: expectFailure(503, 'backend_unavailable', /HTTP 503/), logOutcome: 'failed' },
-  'context-overflow': { check: expectFailure(400, 'context_length_exceeded', /context/), logOutcome: 'failed' },
-  'headers-never': { check: expectFailure(503, 'server_error', /sent nothing for 5 s/), logOutcome: 'failed' },
-  'client-abort': { check: (observed) => (observed.aborted ? null : 'the client did not abort'), logOutcome: 'aborted' },
-  'malformed-json': { check: expectFailure(400, 'invalid_json', /not valid JSON/), logOutcome: 'rejected' },
-};
-
-async function exchange(agent: Agent, bridgeUrl: string, scenario: Scenario, stream: boolean, body: string): Promise<Observed> {
-  const controller = new AbortController();
-  const observed: Observed = { httpStatus: 0, terminal: null, errorCode: null, message: '', items: [], keepalives: 0, aborted: false };
-  try {
-    const response = await request(`${bridgeUrl}/v1/responses`, {
-      method: 'POST',
-      dispatcher: agent,
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body,
-      signal: controller.signal,
-      // Guard only: no exchange may hang.
-      headersTimeout: 30_000,
-      bodyTimeout: 30_000,
-    });
-    observed.httpStatus = response.statusCode;
-    const contentType = String(response.headers['content-type'] ?? '');
-    if (scenario === 'client-abort') {
-      // Walk away during the silent prefill, once the stream started (the backend call is under way).
-      controller.abort(new Error('client walked away'));
-      await response.body.text().catch(() => undefined);
-      observed.aborted = true;
-      return observed;
-    }
-    if (contentType.startsWith('text/event-stream')) {
-      const decoder = new SseDecoder();
-      const events: Array<Record<string, unknown> & { type: string }> = [];
-      for await (const bytes of response.body) for (const event of decoder.push(bytes as Uint8Array)) events.push(JSON.parse(event.data) as (typeof events)[number]);
-      for (const event of decoder.end()) events.push(JSON.parse(event.data) as (typeof events)[number]);
-      const terminal = events.at(-1);
-      observed.terminal = terminal?.type ?? null;
-      const snapshot = terminal?.response as { error?: { code: string; message: string } } | undefined;
-      observed.errorCode = snapshot?.error?.code ?? null;
-      observed.message = snapshot?.error?.message ?? '';
-      observed.items = events.flatMap((event) => (event.type === 'response.output_item.done' ? [event.item as Record<string, unknown>] : []));
-      const firstItem = events.findIndex((event) => event.type === 'response.output_item.added');
-      observed.keepalives = events.slice(2, firstItem === -1 ? undefined : firstItem).filter((event) => event.type === 'response.in_progress').length;
-    } else {
-      const value = (await response.body.json()) as { status?: string; output?: Array<Record<string, unknown>>; error?: { code: string | null; message: string } };
-      observed.terminal = value.status ?? null;
-      observed.items = value.output ?? [];
-      observed.errorCode = value.error?.code ?? null;
-      observed.message = value.error?.message ?? '';
-    }
-  } catch (error) {
-    if (scenario !== 'client-abort') throw error;
-    observed.aborted = true;
-  }
-  return observed;
-}
 
 // ---------- measuring ----------
 
@@ -216,59 +98,6 @@ function megabytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-interface SessionsResult {
-  sent: Map<Scenario, number>;
-  expectedLogOutcomes: Map<ExchangeOutcome, number>;
-  problems: string[];
-  streamed: number;
-  keepalives: number;
-  elapsedSeconds: number;
-}
-
-/** A few exchanges one after another, so the code paths are loaded before anything is measured. */
-async function warmUp(bridgeUrl: string): Promise<void> {
-  const agent = new Agent();
-  try {
-    for (const scenario of ['text', 'custom-call', 'midstream-error', 'malformed-json'] as const) {
-      for (const stream of [true, false]) await exchange(agent, bridgeUrl, scenario, stream, createRequestBody(scenario, stream, 0, 0));
-    }
-  } finally {
-    await agent.close();
-  }
-}
-
-/** SESSIONS simulated Codex sessions against the bridge for `seconds`, each turn checked against its scenario. */
-async function runSessions(bridgeUrl: string, seconds: number): Promise<SessionsResult> {
-  const agent = new Agent({ connections: SESSIONS * 2 });
-  const deadline = Date.now() + seconds * 1000;
-  const result: SessionsResult = { sent: new Map(), expectedLogOutcomes: new Map(), problems: [], streamed: 0, keepalives: 0, elapsedSeconds: 0 };
-  const started = Date.now();
-  try {
-    await Promise.all(
-      Array.from({ length: SESSIONS }, async (_, session) => {
-        const random = createRandom(SEED * 1000 + session);
-        for (let turn = 1; Date.now() < deadline; turn++) {
-          const scenario = pickScenario(random);
-          // Codex always streams; a client walking away mid-prefill is a streaming client.
-          const stream = scenario === 'client-abort' || random() < 0.6;
-          if (stream) result.streamed += 1;
-          result.sent.set(scenario, (result.sent.get(scenario) ?? 0) + 1);
-          const { check, logOutcome } = CHECKS[scenario];
-          result.expectedLogOutcomes.set(logOutcome, (result.expectedLogOutcomes.get(logOutcome) ?? 0) + 1);
-          const observed = await exchange(agent, bridgeUrl, scenario, stream, createRequestBody(scenario, stream, session + 1, turn));
-          result.keepalives += observed.keepalives;
-          const problem = check(observed, stream);
-          if (problem !== null && result.problems.length < 20) result.problems.push(`session ${session + 1} turn ${turn} ${scenario} (${stream ? 'stream' : 'JSON'}): ${problem}`);
-        }
-      }),
-    );
-  } finally {
-    result.elapsedSeconds = (Date.now() - started) / 1000;
-    await agent.close();
-  }
-  return result;
-}
-
 /** The bridge in a process of its own (soak-bridge-child.ts), bundled like dist/cli.js: what it holds is the bridge's as a user runs it, without a TypeScript loader. */
 async function forkBridgeProcess(backendUrl: string): Promise<ChildProcess> {
   const bundle = join(makeTempDir('freeform-bridge-soak-child-'), 'soak-bridge-child.cjs');
@@ -323,7 +152,7 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
       const panelBefore = [...panelOutcomes.values()].reduce((sum, count) => sum + count, 0);
 
       // ---- the load ----
-      const { sent, expectedLogOutcomes, problems, streamed, keepalives, elapsedSeconds } = await runSessions(bridgeUrl, SOAK_SECONDS);
+      const { sent, expectedLogOutcomes, problems, streamed, keepalives, elapsedSeconds } = await runSessions(bridgeUrl, SOAK_SECONDS, SEED);
       const total = [...sent.values()].reduce((sum, count) => sum + count, 0);
       assert.deepEqual(problems, [], 'every exchange ends as its scenario requires');
 
@@ -390,7 +219,7 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
       // The peak is the load's, not the start's: Linux resets VmHWM to the current RSS on "5".
       writeFileSync(`/proc/${pid}/clear_refs`, '5');
       sampler = setInterval(() => samples.push(readResidentBytes(pid, 'VmRSS')), 100);
-      const { sent, problems, elapsedSeconds } = await runSessions(bridgeUrl, SOAK_MEMORY_SECONDS);
+      const { sent, problems, elapsedSeconds } = await runSessions(bridgeUrl, SOAK_MEMORY_SECONDS, SEED);
       clearInterval(sampler);
       sampler = null;
       assert.deepEqual(problems, [], 'every exchange ends as its scenario requires');
