@@ -8,26 +8,29 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  * worker thread included; it has its young generation capped through the worker's resourceLimits,
  * start-bridge-in-worker.ts).
  *
- * `--liftoff-only`: WebAssembly runs on the code of V8's baseline compiler (Liftoff) and is never
- * compiled again by its optimising compiler (TurboFan). undici parses HTTP/1.1 with llhttp, a
- * WebAssembly module it compiles when the first backend connection opens, and TurboFan's compile of
- * llhttp's one large parsing function takes about 36 MB of compiler memory at once (V8's
- * `peak_malloced_memory`). By default that compile comes once the parser is hot, and it left about
- * 10 MB resident in a background thread's glibc arena; compiled by TurboFan up front
- * (`--no-liftoff`, this setting before), it runs on the main thread during the first requests and
- * left glibc's main arena at 14.1 MB instead of 5.2 MB in 9 of 16 starts (the freed memory stayed
- * below a later allocation, so glibc could not give it back): the 97–102 MB peaks of the soak test's
- * bridge process, where the others read 92–94 MB. With Liftoff code only, the main arena read 5.4 MB
- * in 16 of 16 starts and nothing is ever compiled again. CPU per request under the bench's load
+ * `--no-wasm-tier-up --no-wasm-dynamic-tiering`: WebAssembly runs on the code of V8's baseline
+ * compiler (Liftoff) and is never compiled again by its optimising compiler (TurboFan). undici parses
+ * HTTP/1.1 with llhttp, a WebAssembly module it compiles when the first backend connection opens, and
+ * TurboFan's compile of llhttp's one large parsing function takes about 36 MB of compiler memory at
+ * once (V8's `peak_malloced_memory`). By default that compile comes once the parser is hot, and it
+ * left about 10 MB resident in a background thread's glibc arena; compiled by TurboFan up front
+ * (`--no-liftoff`, a setting before), it runs on the main thread during the first requests and left
+ * glibc's main arena at 14.1 MB instead of 5.2 MB in 9 of 16 starts (the freed memory stayed below a
+ * later allocation, so glibc could not give it back): the 97–102 MB peaks of the soak test's bridge
+ * process, where the others read 92–94 MB. With Liftoff code only, the main arena read 5.4 MB in 16
+ * of 16 starts and nothing is ever compiled again. CPU per request under the bench's load
  * (`npm run bench:ab`, eight rounds against `--no-liftoff`): 0.520 against 0.512 ms, within the
  * noise; the parser is a small part of a request's work.
  *
- * Node 20 takes the flag at run time; a module compiled before this runs keeps its tiers, so it runs
- * before the bridge starts. Node 24's V8 tiers the module up anyway, as by default.
+ * Both flags, in this order: without dynamic tiering but with tier-up, V8 compiles every function
+ * with TurboFan in the background. `--liftoff-only` (V8's flag for testing, this setting's previous
+ * form) says the same in one flag, but Node 24's V8 reads it only at start-up and tiered up anyway
+ * when it was set at run time; these two hold when set at run time on Node 20, 22 and 24. A module
+ * compiled before they are set keeps its tiers, so they are set before the bridge starts.
  */
 
 /** The flags `configureDedicatedProcess` sets, for the start-up log. */
-export const DEDICATED_PROCESS_V8_FLAGS: readonly string[] = ['--liftoff-only'];
+export const DEDICATED_PROCESS_V8_FLAGS: readonly string[] = ['--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
 
 /**
  * The young generation's new space (its two semi-spaces) stops growing at this size: 16 MB.

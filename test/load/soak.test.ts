@@ -32,11 +32,21 @@ const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 45);
 /** The second run, against the bridge in a process of its own for its RSS alone (default 20 s). */
 const SOAK_MEMORY_SECONDS = Number(process.env.SOAK_MEMORY_SECONDS ?? 20);
 /**
- * The bridge's memory budget through this load. Measured peaks (Node 20, 2 cores): 92.3–94.1 MB in
- * thirteen runs. Before V8 stopped compiling undici's HTTP parser with TurboFan (dedicated-process.ts),
- * three runs of 29 peaked at 97–103 MB; see the note at the assertion.
+ * The bridge's memory budget through this load: the performance target of 100 MB of RSS, set and
+ * measured on Node 20. Measured peaks (Node 20, 2 cores): 92.3–94.1 MB in thirteen runs. Before V8
+ * stopped compiling undici's HTTP parser with TurboFan (dedicated-process.ts), three runs of 29
+ * peaked at 97–103 MB; see the note at the assertion.
  */
 const MAX_BRIDGE_PEAK_RSS_BYTES = 100 * 1024 * 1024;
+/**
+ * About 44 MB of a Node 20 process's RSS is Node's own code, mapped from its binary; Node 22's binary
+ * maps about 51 MB, Node 24's about 53 MB. What the bridge allocates is the rest, its anonymous memory,
+ * and the target leaves it 56 MB on every Node: 100 MB less Node 20's own. Measured peaks: 50.5 MB
+ * with Node 20 (49.9 in a second run), 48.1 MB with Node 22, 49.0–50.9 MB with Node 24.
+ */
+const MAX_BRIDGE_PEAK_ANONYMOUS_BYTES = MAX_BRIDGE_PEAK_RSS_BYTES - 44 * 1024 * 1024;
+/** The Node whose RSS the target was set on; the CLI runs on 20.18 and newer. */
+const TARGET_NODE_MAJOR = 20;
 /** Exchanges before the young-generation measurement (code paths loaded and optimised), and measured. */
 const PROMOTION_WARMUP_EXCHANGES = 300;
 const PROMOTION_EXCHANGES = 1500;
@@ -68,7 +78,7 @@ function takeSnapshot(): ResourceSnapshot {
 }
 
 /** A process's resident memory now (VmRSS) or at its peak so far (VmHWM), from /proc. */
-function readResidentBytes(pid: number | 'self', field: 'VmRSS' | 'VmHWM'): number {
+function readResidentBytes(pid: number | 'self', field: 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!match) throw new Error(`${field} is missing from /proc/${pid}/status`);
   return Number(match[1]) * 1024;
@@ -218,7 +228,13 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
       await warmUp(bridgeUrl);
       // The peak is the load's, not the start's: Linux resets VmHWM to the current RSS on "5".
       writeFileSync(`/proc/${pid}/clear_refs`, '5');
-      sampler = setInterval(() => samples.push(readResidentBytes(pid, 'VmRSS')), 100);
+      let peakAnonymous = 0;
+      let fileAtPeakAnonymous = 0;
+      sampler = setInterval(() => {
+        samples.push(readResidentBytes(pid, 'VmRSS'));
+        const anonymous = readResidentBytes(pid, 'RssAnon');
+        if (anonymous > peakAnonymous) [peakAnonymous, fileAtPeakAnonymous] = [anonymous, readResidentBytes(pid, 'RssFile')];
+      }, 100);
       const { sent, problems, elapsedSeconds } = await runSessions(bridgeUrl, SOAK_MEMORY_SECONDS, SEED);
       clearInterval(sampler);
       sampler = null;
@@ -227,17 +243,21 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
       const total = [...sent.values()].reduce((sum, count) => sum + count, 0);
       samples.sort((left, right) => left - right);
       const median = samples[Math.floor(samples.length / 2)] ?? 0;
-      context.diagnostic(`bridge process: ${total} requests in ${elapsedSeconds.toFixed(1)} s; RSS median ${megabytes(median)}, peak (VmHWM) ${megabytes(peak)} over ${samples.length} samples`);
+      context.diagnostic(`bridge process: ${total} requests in ${elapsedSeconds.toFixed(1)} s; RSS median ${megabytes(median)}, peak (VmHWM) ${megabytes(peak)} over ${samples.length} samples; anonymous memory at most ${megabytes(peakAnonymous)} (file-backed then ${megabytes(fileAtPeakAnonymous)}); Node ${process.version}`);
       assert.ok(samples.length > 10, 'the RSS was sampled through the load');
-      // Of this, about 44 MB is Node's own code mapped from its binary; most of the rest is V8's heap:
-      // its new space, held at 16 MB as `serve` holds it (dedicated-process.ts), and an old
+      // Of this, about 44 MB is Node 20's own code mapped from its binary; most of the rest is V8's
+      // heap: its new space, held at 16 MB as `serve` holds it (dedicated-process.ts), and an old
       // generation that grows with exchanges promoted while in flight until V8's first full GC (about
       // 10 MB at the start, 13–16 MB by the end of these 20 s; a 60 s run peaks near 109 MB for that
-      // reason); glibc's main arena about 5 MB. The bound catches a leak, a per-exchange buffer that
+      // reason); glibc's main arena about 5 MB. The bounds catch a leak, a per-exchange buffer that
       // grows, a module that costs megabytes at load (zod's default API cost about 10 MB;
       // schema/zod.ts) or a compile that leaves its memory behind (dedicated-process.ts); the test
-      // below catches ended exchanges kept through GCs.
-      assert.ok(peak <= MAX_BRIDGE_PEAK_RSS_BYTES, `the bridge's peak RSS was ${megabytes(peak)}`);
+      // below catches ended exchanges kept through GCs. The anonymous memory is sampled every 100 ms;
+      // on the target's Node the peak RSS (VmHWM) misses nothing in between.
+      assert.ok(peakAnonymous <= MAX_BRIDGE_PEAK_ANONYMOUS_BYTES, `the bridge's anonymous memory reached ${megabytes(peakAnonymous)}`);
+      const nodeMajor = Number(process.versions.node.split('.')[0]);
+      if (nodeMajor === TARGET_NODE_MAJOR) assert.ok(peak <= MAX_BRIDGE_PEAK_RSS_BYTES, `the bridge's peak RSS was ${megabytes(peak)}`);
+      else context.diagnostic(`Node ${nodeMajor} maps ${megabytes(fileAtPeakAnonymous)} of its own code where Node ${TARGET_NODE_MAJOR} maps about 44 MB: the RSS bound of ${megabytes(MAX_BRIDGE_PEAK_RSS_BYTES)} applies on Node ${TARGET_NODE_MAJOR}, the anonymous memory's everywhere`);
     } finally {
       if (sampler) clearInterval(sampler);
       await disconnectAndWait(child);

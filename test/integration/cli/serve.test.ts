@@ -136,7 +136,7 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     await cli.firstLine;
     cli.child.kill('SIGTERM');
     assert.equal(await exitCode(cli.child), 0);
-    assert.match(cli.stderr(), /debug: V8 settings for a process that runs the bridge alone: --liftoff-only, new space held at 16 MB\n/);
+    assert.match(cli.stderr(), /debug: V8 settings for a process that runs the bridge alone: --no-wasm-tier-up --no-wasm-dynamic-tiering, new space held at 16 MB\n/);
   });
 
   it('prints one line per failed exchange at the default log level, and names a backend URL without /v1', async () => {

@@ -10,7 +10,7 @@ import { trackChild } from '../../support/cleanup.ts';
  * TurboFan (the compile whose memory the setting avoids); V8's own test functions
  * (`%IsTurboFanFunction`, `%IsLiftoffFunction`, behind --allow-natives-syntax) say which compiler
  * made the function. And the young generation's
- * new space stays at its cap under a load whose survivors make V8 grow it to its maximum without it.
+ * new space stays near its cap under a load whose survivors make V8 grow it to its maximum without it.
  * Each case runs in a fresh process, since V8's flags are the process's.
  */
 
@@ -81,9 +81,12 @@ describe('configureDedicatedProcess', { timeout: 60_000 }, () => {
     assert.deepEqual(await runHotAndReportTier(false), { turbofan: true, liftoff: false, result: 42 });
   });
 
-  it('holds the young generation\'s new space at its cap under a load that survives GCs', async () => {
+  it('holds the young generation\'s new space below its next doubling under a load that survives GCs', async () => {
     const { largest, cap } = await largestNewSpaceUnderLoad(true);
-    assert.ok(largest > 0 && largest <= cap, `the new space reached ${largest} bytes (cap ${cap})`);
+    // Node 20's and 22's V8 stop at the cap. Node 24's reports a few pages more for a GC or two before
+    // it shrinks back (19.5–27.5 MB seen against 16) but never doubles it. Without the setting V8
+    // doubles the space up to its maximum: 32 MB with Node 20, 128 MB with Node 24.
+    assert.ok(largest > 0 && largest < 2 * cap, `the new space reached ${largest} bytes (cap ${cap})`);
   });
 
   it('changes what V8 does by default (the new space grows past the cap under the same load), so the case above can fail', async () => {
