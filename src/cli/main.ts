@@ -130,7 +130,6 @@ async function serve(argv: string[]): Promise<void> {
   if (values.host && values.host !== '127.0.0.1' && values.host !== 'localhost' && values.host !== '::1') {
     logger.warn(`listening on ${values.host}: other machines may reach this bridge${token ? '' : ' and no --token-env is set'}`);
   }
-  process.stdout.write(`freeform-bridge listening on ${bridge.url}\n`);
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -147,6 +146,9 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Printed once the handlers are in place: whatever starts `serve` may stop it as soon as it reads this
+  // line, and a SIGTERM before the handler would end the process without closing the bridge.
+  process.stdout.write(`freeform-bridge listening on ${bridge.url}\n`);
 }
 
 export async function main(argv: string[]): Promise<number> {
