@@ -162,7 +162,7 @@ function describeMemory(memory: ResidentMemory): string {
 export function buildSoakMemoryRows(result: SoakMemoryResult): ReportRow[] {
   const { soakTest, bridge, hop } = result;
   const describe = (side: SoakMemorySide): string => `${side.requests} requests${side.failures > 0 ? `, ${side.failures} cut` : ''}, ${(side.requests / result.seconds).toFixed(0)}/s`;
-  const unexpected = soakTest.problems.length > 0 ? `; ${soakTest.problems.length} turns did not end as their scenario requires, first: ${soakTest.problems[0]}` : '';
+  const unexpected = soakTest.problems.length > 0 ? `; turns that did not end as their scenario requires, the first: ${soakTest.problems[0]}` : '';
   return [
     {
       section: 'memory',
