@@ -15,18 +15,15 @@
  * Every side's RSS is sampled every 100 ms and its peak read as VmHWM, reset when the measured load
  * starts.
  */
-import { fork } from 'node:child_process';
 import { Agent, request } from 'undici';
 import { createRandom } from '../test/support/deterministic-random.ts';
-import { disconnectAndWait, readyUrl, startSoakBackend } from '../test/load/soak-backend.ts';
-import { runSessions as runSoakSessions, SESSIONS, warmUp } from '../test/load/soak-sessions.ts';
+import { disconnectAndWait, forkSoakBridge, readyUrl, startSoakBackend } from '../test/load/soak-backend.ts';
+import { DEFAULT_SEED, runSessions as runSoakSessions, SESSIONS, warmUp } from '../test/load/soak-sessions.ts';
 import { createRequestBody, pickScenario, SCENARIO_WEIGHTS, type Scenario } from '../test/load/soak-workload.ts';
 import { readProcessStatus, resetPeakResident, startChild, type ChildBundles } from './child-process.ts';
 import { lowerRequestBody } from './core-conversion.ts';
 import { formatMegabytes, type ReportRow } from './report.ts';
 
-/** The soak test's seed when SOAK_SEED is not set, so both send the same turns. */
-const SEED = 8;
 const SAMPLE_INTERVAL_MS = 100;
 const UNRELAYABLE: ReadonlySet<Scenario> = new Set(['client-abort', 'headers-never', 'malformed-json']);
 const WEIGHTS = SCENARIO_WEIGHTS.filter(([scenario]) => !UNRELAYABLE.has(scenario));
@@ -83,14 +80,14 @@ async function sampleResident<Result>(pid: number, load: () => Promise<Result>):
 }
 
 async function measureSoakTestLoad(bundles: ChildBundles, backendUrl: string, seconds: number): Promise<SoakTestLoadResult> {
-  const child = fork(bundles.soakBridge, [], { execArgv: [], env: { ...process.env, FREEFORM_BRIDGE_SOAK_BACKEND_URL: backendUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = forkSoakBridge(bundles.soakBridge, backendUrl);
   try {
     const url = await readyUrl(child, 'soak bridge');
     await warmUp(url);
     const pid = child.pid;
     if (pid === undefined) throw new Error('the soak bridge has no pid');
     return await sampleResident(pid, async () => {
-      const { sent, problems, elapsedSeconds } = await runSoakSessions(url, seconds, SEED);
+      const { sent, problems, elapsedSeconds } = await runSoakSessions(url, seconds, DEFAULT_SEED);
       return { requests: [...sent.values()].reduce((sum, count) => sum + count, 0), elapsedSeconds, problems };
     });
   } finally {
@@ -107,7 +104,7 @@ async function runRelayableSessions(url: string, side: 'bridge' | 'hop', seconds
   try {
     await Promise.all(
       Array.from({ length: SESSIONS }, async (_, session) => {
-        const random = createRandom(SEED * 1000 + session);
+        const random = createRandom(DEFAULT_SEED * 1000 + session);
         for (let turn = 1; Date.now() < deadline; turn++) {
           const scenario = pickScenario(random, WEIGHTS);
           const text = createRequestBody(scenario, random() < 0.6, session + 1, turn);

@@ -101,6 +101,14 @@ export async function startSoakBackend(): Promise<SoakBackendProcess> {
   };
 }
 
+/**
+ * The soak's bridge process (soak-bridge-child.ts, from a bundle of it) against the soak backend at
+ * `backendUrl`: the soak test and the bench start it the same way, with no Node options of their own.
+ */
+export function forkSoakBridge(bundle: string, backendUrl: string): ChildProcess {
+  return fork(bundle, [], { execArgv: [], env: { ...process.env, FREEFORM_BRIDGE_SOAK_BACKEND_URL: backendUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
 /** The URL in the `ready` message the soak's child processes send first; rejects if `child` exits before. */
 export function readyUrl(child: ChildProcess, name: string): Promise<string> {
   return new Promise<string>((resolveUrl, reject) => {

@@ -12,6 +12,8 @@ import { createRequestBody, pickScenario, type Scenario } from './soak-workload.
  */
 
 export const SESSIONS = 16;
+/** The seed of the sessions' turns unless the soak test is given SOAK_SEED; the bench always uses it. */
+export const DEFAULT_SEED = 8;
 
 /** What Codex saw, reduced to what a scenario is checked against. */
 export interface Observed {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -10,9 +10,9 @@ import { makeBundleAscii } from '../../scripts/ascii-bundle.mjs';
 import { Agent, request } from 'undici';
 import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic-event.ts';
 import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
-import { disconnectAndWait, readyUrl, startSoakBackend } from './soak-backend.ts';
+import { disconnectAndWait, forkSoakBridge, readyUrl, startSoakBackend } from './soak-backend.ts';
 import { createRequestBody } from './soak-workload.ts';
-import { CHECKS, exchange, runSessions, SESSIONS, warmUp } from './soak-sessions.ts';
+import { CHECKS, DEFAULT_SEED, exchange, runSessions, SESSIONS, warmUp } from './soak-sessions.ts';
 import type { GcProfileMessage } from './soak-bridge-child.ts';
 import { makeTempDir, trackChild } from '../support/cleanup.ts';
 
@@ -51,7 +51,7 @@ const TARGET_NODE_MAJOR = 20;
 const PROMOTION_WARMUP_EXCHANGES = 300;
 const PROMOTION_EXCHANGES = 1500;
 const MAX_PROMOTED_BYTES_PER_EXCHANGE = 2048;
-const SEED = Number(process.env.SOAK_SEED ?? 8);
+const SEED = Number(process.env.SOAK_SEED ?? DEFAULT_SEED);
 
 // ---------- measuring ----------
 
@@ -113,7 +113,7 @@ async function forkBridgeProcess(backendUrl: string): Promise<ChildProcess> {
   const bundle = join(makeTempDir('freeform-bridge-soak-child-'), 'soak-bridge-child.cjs');
   await build({ entryPoints: [resolve(process.cwd(), 'test/load/soak-bridge-child.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
   makeBundleAscii(bundle);
-  return trackChild(fork(bundle, [], { execArgv: [], env: { ...process.env, FREEFORM_BRIDGE_SOAK_BACKEND_URL: backendUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  return trackChild(forkSoakBridge(bundle, backendUrl));
 }
 
 /** Sends `message` and waits (guard: 10 s) for the child's answer of type `answerType`. */
