@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fetchBackendModels, parseLlamaCppProps, parseOllamaShow } from '../../../src/server/backend-models.ts';
+import { fetchBackendModels } from '../../../src/server/backend-models.ts';
+import { parseLlamaCppProps, parseOllamaShow } from '../../../src/core/doctor/model-list.ts';
 import { DEFAULT_CATALOG_CONTEXT_WINDOW } from '../../../src/core/defaults.ts';
 import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../../../src/core/errors.ts';
 import { renderLiveModelCatalog } from '../../../src/core/model-catalog/render-live-model-catalog.ts';
@@ -30,12 +31,12 @@ describe('parseOllamaShow', () => {
       model_info: { 'general.architecture': 'qwen2.5vl', 'qwen2.5vl.context_length': 128000 },
       capabilities: ['completion', 'vision', 'tools'],
     });
-    assert.deepEqual(parseOllamaShow(text), { contextWindow: 16384, contextWindowSource: 'api/show parameters.num_ctx', acceptsImages: true, takesReasoningEffort: false });
+    assert.deepEqual(parseOllamaShow(text), { contextWindow: 16384, contextWindowSource: 'api/show parameters.num_ctx', acceptsImages: true, takesReasoningEffort: false, supportsTools: true });
   });
 
   it('falls back to the architecture\'s context_length and names it', () => {
     const text = show({ model_info: { 'general.architecture': 'qwen3', 'qwen3.context_length': 40960 }, capabilities: ['completion', 'tools', 'thinking'] });
-    assert.deepEqual(parseOllamaShow(text), { contextWindow: 40960, contextWindowSource: 'api/show model_info.qwen3.context_length', acceptsImages: false, takesReasoningEffort: true });
+    assert.deepEqual(parseOllamaShow(text), { contextWindow: 40960, contextWindowSource: 'api/show model_info.qwen3.context_length', acceptsImages: false, takesReasoningEffort: true, supportsTools: true });
   });
 
   it('is null for an answer that is not Ollama\'s', () => {

@@ -1,0 +1,72 @@
+import type { DoctorFinding, DoctorReport, DoctorSeverity } from './diagnose.ts';
+
+/** The doctor's report as text: a short table for a terminal, a full report to read and copy, one line for a log. */
+
+const MARKS: Readonly<Record<DoctorSeverity, string>> = { ok: 'ok', info: 'note', warning: 'WARN', error: 'FAIL' };
+
+function describeHeadline(report: DoctorReport): string {
+  const engine = `${report.engineLabel}${report.version === null ? '' : ` ${report.version}`}`;
+  const model = report.model === null ? '' : `, model '${report.model}'`;
+  const context = report.contextWindow === null ? '' : `, context ${report.contextWindow} tokens`;
+  return `${engine} at ${report.backendUrl}${model}${context}`;
+}
+
+export function describeVerdict(report: DoctorReport): string {
+  const warnings = report.findings.filter((entry) => entry.severity === 'warning').length;
+  if (report.codexWouldFail) return 'Codex would fail with this engine as it is: fix what is marked FAIL.';
+  const checked = report.probed ? 'ready for Codex' : 'no problem found without generating (run the full doctor to probe tool calls)';
+  return warnings === 0 ? `${checked[0]?.toUpperCase()}${checked.slice(1)}.` : `${checked[0]?.toUpperCase()}${checked.slice(1)}, with ${warnings} ${warnings === 1 ? 'warning' : 'warnings'}.`;
+}
+
+/** The terminal table: one row per check, then the fixes of what is not ok. */
+export function renderDoctorTable(report: DoctorReport): string {
+  const width = Math.max(...report.findings.map((entry) => entry.check.length), 5);
+  const lines = [describeHeadline(report), ''];
+  for (const entry of report.findings) lines.push(`  ${MARKS[entry.severity].padEnd(4)}  ${entry.check.padEnd(width)}  ${entry.summary}`);
+  const toFix = report.findings.filter((entry) => entry.fix !== null && (entry.severity === 'error' || entry.severity === 'warning'));
+  if (toFix.length > 0) {
+    lines.push('');
+    for (const entry of toFix) {
+      lines.push(`${entry.check}: ${entry.fix}`);
+      if (entry.bridge !== null) lines.push(`  meanwhile ${entry.bridge}`);
+    }
+  }
+  lines.push('', describeVerdict(report));
+  return `${lines.join('\n')}\n`;
+}
+
+function renderFinding(entry: DoctorFinding): string {
+  const lines = [`- **${MARKS[entry.severity]}** ${entry.check}: ${entry.summary}`];
+  if (entry.fix !== null) lines.push(`  - Fix: \`${entry.fix}\``);
+  if (entry.bridge !== null) lines.push(`  - Meanwhile ${entry.bridge}.`);
+  return lines.join('\n');
+}
+
+/** The full report (Markdown), for the extension's "Show Report" and for bug reports. */
+export function renderDoctorReport(report: DoctorReport): string {
+  const lines = [
+    '# Freeform Bridge: engine doctor',
+    '',
+    `- Backend: ${report.backendUrl}`,
+    `- Engine: ${report.engineLabel}${report.version === null ? '' : ` ${report.version}`}`,
+    `- Model: ${report.model ?? '(none)'}${report.models.length > 1 ? ` (the engine lists: ${report.models.join(', ')})` : ''}`,
+    `- Context window: ${report.contextWindow === null ? 'not reported' : `${report.contextWindow} tokens (${report.contextWindowSource ?? 'reported'})`}`,
+    `- Generation probes: ${report.probed ? 'run' : 'not run'}`,
+    '',
+    '## Checks',
+    '',
+    ...report.findings.map(renderFinding),
+    '',
+    `**${describeVerdict(report)}**`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+/** One line: the headline and the worst problem with its fix (serve's start-up line, notifications). */
+export function summariseDoctorReport(report: DoctorReport): string {
+  const worst = report.worst;
+  if (worst === null) return `backend ${describeHeadline(report)}: ${report.probed ? 'ready for Codex' : 'looks right'}`;
+  const fix = worst.fix === null ? '' : `; fix: ${worst.fix}`;
+  return `backend ${describeHeadline(report)}: ${worst.check}: ${worst.summary}${fix}`;
+}
