@@ -3,6 +3,7 @@ import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-
 import type { Logger } from '../core/logger.ts';
 import { endsInVersionSegment } from '../core/map-upstream-http-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
+import { reportBackendAtStart, runDoctorCommand } from './doctor-command.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 import { DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
 import { configureDedicatedProcess, DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES, DEDICATED_PROCESS_V8_FLAGS } from '../server/dedicated-process.ts';
@@ -13,6 +14,7 @@ const USAGE = `freeform-bridge ${BRIDGE_VERSION} — lets Codex's free-form tool
 Usage:
   freeform-bridge serve --backend URL [options]
   freeform-bridge codex-config --base-url URL --model NAME [options]   (run with --help for its options)
+  freeform-bridge doctor [--backend URL] [options]   checks the engine before Codex meets it (--help)
 
 Options for serve:
   --backend URL                 OpenAI-compatible base URL of the backend, ending in /v1 (required)
@@ -149,6 +151,10 @@ async function serve(argv: string[]): Promise<void> {
   // Printed once the handlers are in place: whatever starts `serve` may stop it as soon as it reads this
   // line, and a SIGTERM before the handler would end the process without closing the bridge.
   process.stdout.write(`freeform-bridge listening on ${bridge.url}\n`);
+  // The doctor's quick part (find and identify, no generation): one line naming what Codex will meet.
+  void reportBackendAtStart({ backendUrl: values.backend, apiKey: backendApiKey, model: values.model ?? null, logger }).catch((error: unknown) => {
+    logger.warn(`backend check at start failed: ${error instanceof Error ? error.message : String(error)}`);
+  });
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -158,6 +164,8 @@ export async function main(argv: string[]): Promise<number> {
       case 'serve':
         await serve(rest);
         return 0;
+      case 'doctor':
+        return await runDoctorCommand(rest, { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text), env: process.env });
       case 'codex-config':
         return await runCodexConfigCommand(rest, {
           stdout: (text) => process.stdout.write(text),

@@ -172,7 +172,10 @@ function describeProbeFailure(result: ChatProbeResult): string {
   if (result.outcome === 'refused') return `refused (HTTP ${result.status}: ${result.message.slice(0, 300)})`;
   if (result.outcome === 'unreachable') return `no answer (${result.reason})`;
   const text = result.text.trim().replace(/\s+/g, ' ');
-  return `the model answered in prose instead of calling the tool${text === '' ? '' : `: "${text.slice(0, 120)}${text.length > 120 ? '…' : ''}"`} (finish_reason ${result.finishReason ?? 'none'})`;
+  const quoted = text === '' ? '' : `: "${text.slice(0, 100)}${text.length > 100 ? '…' : ''}"`;
+  // A call written as text means the model saw the tool but the engine's parser or template did not match it.
+  const written = /<tool_call>|<function=|\[TOOL_CALLS\]|"name"\s*:\s*"apply_patch"/.test(result.text) ? ' (the model wrote a call, but the engine did not parse it)' : '';
+  return `the answer came back as text, not as a tool call${written}${quoted} (finish_reason ${result.finishReason ?? 'none'})`;
 }
 
 function checkToolProbe(check: string, engine: EngineKind | null, model: string, result: ChatProbeResult, findings: DoctorFinding[]): boolean {

@@ -26,9 +26,13 @@ export function renderDoctorTable(report: DoctorReport): string {
   const toFix = report.findings.filter((entry) => entry.fix !== null && (entry.severity === 'error' || entry.severity === 'warning'));
   if (toFix.length > 0) {
     lines.push('');
-    for (const entry of toFix) {
-      lines.push(`${entry.check}: ${entry.fix}`);
-      if (entry.bridge !== null) lines.push(`  meanwhile ${entry.bridge}`);
+    // Checks that share a fix (a tool call, streamed and not) get it once.
+    const byFix = new Map<string, DoctorFinding[]>();
+    for (const entry of toFix) byFix.set(entry.fix ?? '', [...(byFix.get(entry.fix ?? '') ?? []), entry]);
+    for (const [fix, entries] of byFix) {
+      lines.push(`${entries.map((entry) => entry.check).join(', ')}: ${fix}`);
+      const bridge = entries.find((entry) => entry.bridge !== null)?.bridge;
+      if (bridge !== undefined && bridge !== null) lines.push(`  meanwhile ${bridge}`);
     }
   }
   lines.push('', describeVerdict(report));

@@ -26,8 +26,8 @@ after(async () => {
   for (const close of closers.reverse()) await close();
 });
 
-async function startPair(profile: EngineProfile, options: { models?: string[]; modelOverride?: string; supportsThinking?: boolean } = {}): Promise<{ backend: MockBackend; bridge: StartedBridge; logger: ReturnType<typeof createRecordingLogger> }> {
-  const backend = await startMockBackend({ profile, models: options.models, supportsThinking: options.supportsThinking });
+async function startPair(profile: EngineProfile, options: { models?: string[]; modelOverride?: string; supportsThinking?: boolean; engineEndpoints?: boolean } = {}): Promise<{ backend: MockBackend; bridge: StartedBridge; logger: ReturnType<typeof createRecordingLogger> }> {
+  const backend = await startMockBackend({ profile, models: options.models, supportsThinking: options.supportsThinking, engineEndpoints: options.engineEndpoints });
   closers.push(() => backend.close());
   const logger = createRecordingLogger();
   const bridge = await startTestBridge({ backendUrl: backend.url, getToken: () => TOKEN, logger, options: { modelOverride: options.modelOverride ?? null } });
@@ -60,8 +60,8 @@ describe('GET /v1/codex/models', () => {
     // /v1/models stays the OpenAI list for other clients.
     const openAiList = (await (await fetch(`${bridge.url}/v1/models`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { data: unknown[] };
     assert.equal(openAiList.data.length, 2);
-    // vLLM's /v1/models already says it all: no probing of other endpoints.
-    assert.deepEqual(backend.requests.map((request) => `${request.method} ${request.path}`), ['GET /v1/models', 'GET /v1/models']);
+    // vLLM's /v1/models names the engine (owned_by "vllm"): only its own /version is asked beside it.
+    assert.deepEqual(backend.requests.map((request) => `${request.method} ${request.path}`), ['GET /v1/models', 'GET /version', 'GET /v1/models']);
   });
 
   it('each tool surface: code mode, functions (no apply_patch), and a clear 400 for an unknown one', async () => {
@@ -116,8 +116,15 @@ describe('GET /v1/codex/models', () => {
     assert.deepEqual(entries((await fetchCatalog(plain.bridge)).body)[0]!.supported_reasoning_levels, []);
   });
 
+  it('LM Studio: the context the model was loaded with, from its own /api/v1/models', async () => {
+    const { bridge } = await startPair('lmstudio');
+    const entry = entries((await fetchCatalog(bridge)).body)[0]!;
+    assert.equal(entry.context_window, 32_768);
+    assert.match(String(entry.description), /api\/v1\/models loaded_instances\[\]\.config\.context_length/);
+  });
+
   it('a backend that reports no context window gets the stated default, said once in the log', async () => {
-    const { bridge, logger } = await startPair('lmstudio');
+    const { bridge, logger } = await startPair('lmstudio', { engineEndpoints: false });
     const entry = entries((await fetchCatalog(bridge)).body)[0]!;
     assert.equal(entry.context_window, DEFAULT_CATALOG_CONTEXT_WINDOW);
     assert.match(String(entry.description), new RegExp(`not reported by the backend; Freeform Bridge assumes ${DEFAULT_CATALOG_CONTEXT_WINDOW}`));

@@ -75,6 +75,8 @@ export interface MockBackendOptions {
   supportsThinking?: boolean;
   /** When set, prompt (≈ body bytes / 4) plus max tokens over this window fails in the profile's wording. */
   contextWindow?: number;
+  /** false: only the OpenAI endpoints answer, as behind a proxy that forwards `/v1` alone (default true). */
+  engineEndpoints?: boolean;
 }
 
 interface ChatBody extends Record<string, unknown> {
@@ -173,6 +175,7 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
   let responder: ((request: RecordedRequest) => MockTurn | Promise<MockTurn>) | null = null;
   let nextRequestId = 1;
   let stopped = false;
+  const loadedModels = new Set<string>();
 
   const server = createServer((request, response) => {
     handleRequest(request, response).catch(() => {
@@ -243,15 +246,15 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
     });
 
     if (recorded.method === 'GET' && (url.pathname === '/v1/models' || url.pathname === '/models')) {
-      sendJson(response, 200, renderModelList(profile, servedModels));
+      sendJson(response, 200, renderModelList(profile, servedModels, contextWindow));
       return;
     }
     // The engines' own endpoints beside the OpenAI ones, where they say more about the model.
-    if (recorded.method === 'GET' && url.pathname === '/props' && traits.family === 'llamacpp') {
+    if (recorded.method === 'GET' && url.pathname === '/props' && traits.family === 'llamacpp' && options.engineEndpoints !== false) {
       sendJson(response, 200, renderLlamaCppProps(contextWindow));
       return;
     }
-    if (recorded.method === 'POST' && url.pathname === '/api/show' && traits.family === 'ollama') {
+    if (recorded.method === 'POST' && url.pathname === '/api/show' && traits.family === 'ollama' && options.engineEndpoints !== false) {
       const showRequest = safeParseJson(rawBody);
       const requested = isRecord(showRequest) ? showRequest.model : undefined;
       if (typeof requested !== 'string' || !servedModels.includes(requested)) {
@@ -259,6 +262,11 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
         return;
       }
       sendJson(response, 200, renderOllamaShow(contextWindow, options.supportsThinking !== false, options.supportsTools !== false));
+      return;
+    }
+    const engineAnswer = options.engineEndpoints === false ? null : renderEngineEndpoint(profile, recorded.method, url.pathname, { contextWindow, servedModels, loadedModels, toolParser: options.toolParser !== false });
+    if (engineAnswer !== null) {
+      sendJson(response, 200, engineAnswer);
       return;
     }
     if (recorded.method === 'GET' && url.pathname === '/health') {
@@ -306,6 +314,8 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
       }
     }
 
+    // Ollama loads a model at its first request; /api/ps lists it from then on.
+    loadedModels.add(model);
     const turn = queue.shift() ?? (responder !== null ? await responder(recorded) : defaultMockTurn);
     await wait(turn.delayBeforeHeadersMs, controller.signal);
     if (controller.signal.aborted) return;
@@ -466,7 +476,8 @@ function renderLlamaCppProps(contextWindow: number): unknown {
     model_alias: 'models/tiny-hermes.gguf',
     model_path: 'models/tiny-hermes.gguf',
     modalities: { vision: false, video: false, audio: false },
-    chat_template_caps: { supports_object_arguments: true, supports_parallel_tool_calls: true, supports_preserve_reasoning: false, supports_reasoning_effort: false, supports_string_content: true },
+    chat_template: "{%- if tools %}{{- '<|im_start|>system\\n# Tools\\n<tools>' }}{%- endif %}… <tool_call>\\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\\n</tool_call>",
+    chat_template_caps: { supports_object_arguments: true, supports_parallel_tool_calls: true, supports_preserve_reasoning: false, supports_reasoning_effort: false, supports_string_content: true, supports_system_role: true, supports_tool_calls: true, supports_tools: true, supports_typed_content: false },
     build_info: 'b1-de3ff81',
   };
 }
@@ -485,7 +496,7 @@ function renderOllamaShow(contextWindow: number, thinking: boolean, tools: boole
 }
 
 /** `GET /v1/models` in each engine's shape. */
-function renderModelList(profile: EngineProfile, models: readonly string[]): unknown {
+function renderModelList(profile: EngineProfile, models: readonly string[], contextWindow: number): unknown {
   const traits = getProfileTraits(profile);
   const created = Math.floor(Date.now() / 1000);
   switch (traits.family) {
@@ -499,7 +510,7 @@ function renderModelList(profile: EngineProfile, models: readonly string[]): unk
           owned_by: 'vllm',
           root: id,
           parent: null,
-          max_model_len: traits.contextWindow,
+          max_model_len: contextWindow,
           permission: [
             {
               id: `modelperm-${createHex(32)}`,
@@ -519,17 +530,93 @@ function renderModelList(profile: EngineProfile, models: readonly string[]): unk
         })),
       };
     case 'sglang':
-      return { object: 'list', data: models.map((id) => ({ id, object: 'model', created, owned_by: 'sglang', root: id, max_model_len: traits.contextWindow })) };
+      return { object: 'list', data: models.map((id) => ({ id, object: 'model', created, owned_by: 'sglang', root: id, max_model_len: contextWindow })) };
     case 'ollama':
       return { object: 'list', data: models.map((id) => ({ id, object: 'model', created, owned_by: 'library' })) };
     case 'llamacpp':
       return {
         models: models.map((id) => ({ name: id, model: id, modified_at: '', size: '', digest: '', type: 'model', description: '', tags: [''], capabilities: ['completion'], parameters: '', details: { parent_model: '', format: 'gguf', family: '', families: [''], parameter_size: '', quantization_level: '' } })),
         object: 'list',
-        data: models.map((id) => ({ id, object: 'model', created, owned_by: 'llamacpp', meta: { vocab_type: 2, n_vocab: 151936, n_ctx_train: 262144, n_embd: 2048, n_params: 30532122624, size: 18556686336 } })),
+        data: models.map((id) => ({ id, object: 'model', created, owned_by: 'llamacpp', meta: { vocab_type: 2, n_vocab: 151936, n_ctx: contextWindow, n_ctx_train: 262144, n_embd: 2048, n_params: 30532122624, size: 18556686336 } })),
       };
     case 'lmstudio':
       return { data: models.map((id) => ({ id, object: 'model', owned_by: 'organization_owner' })), object: 'list' };
+    default: {
+      const unreachable: never = traits.family;
+      throw new Error(`unknown engine family ${String(unreachable)}`);
+    }
+  }
+}
+
+interface EngineEndpointContext {
+  contextWindow: number;
+  servedModels: readonly string[];
+  loadedModels: ReadonlySet<string>;
+  toolParser: boolean;
+}
+
+/**
+ * The endpoints an engine has beside its OpenAI ones, where it says its version, its server settings
+ * and what a model runs with; null for a path this profile's engine does not have (a 404 follows).
+ * Shapes as the engines write them:
+ * - vLLM `GET /version` → `{"version": VLLM_VERSION}` (vllm-project/vllm, vllm/entrypoints/openai/api_server.py, `show_version`).
+ * - SGLang `GET /server_info` (and the deprecated `/get_server_info`): the server arguments merged with
+ *   the scheduler's info and `version` (sgl-project/sglang, python/sglang/srt/entrypoints/http_server.py, `server_info`).
+ * - Ollama `GET /api/version` → `{"version":"0.12.6"}` (docs.ollama.com/api-reference/get-version);
+ *   `GET /api/ps` lists loaded models with `context_length` (ollama/ollama#11331).
+ * - LM Studio `GET /api/v1/models` (0.4+): `models[]` with `key`, `loaded_instances[].config.context_length`,
+ *   `max_context_length`, `capabilities` (lmstudio-ai/lmstudio-bug-tracker#1659); `GET /api/v0/models`
+ *   (0.3.6+): `data[]` with `type`, `state`, `max_context_length` (lmstudio-ai/docs 1_developer/2_rest/endpoints.mdx).
+ */
+function renderEngineEndpoint(profile: EngineProfile, method: string, path: string, context: EngineEndpointContext): unknown {
+  const traits = getProfileTraits(profile);
+  if (method !== 'GET') return null;
+  switch (traits.family) {
+    case 'vllm':
+      return path === '/version' ? { version: traits.vllmBuild === '0.10' ? '0.10.1.1' : '0.20.0' } : null;
+    case 'sglang':
+      if (path !== '/server_info' && path !== '/get_server_info') return null;
+      return {
+        model_path: context.servedModels[0],
+        tokenizer_path: context.servedModels[0],
+        served_model_name: context.servedModels[0],
+        context_length: null,
+        tool_call_parser: context.toolParser ? 'qwen3_coder' : null,
+        reasoning_parser: null,
+        port: 30000,
+        max_total_num_tokens: context.contextWindow * 4,
+        max_req_input_len: context.contextWindow - 5,
+        internal_states: [{ last_gen_throughput: 0 }],
+        version: '0.5.4',
+      };
+    case 'ollama':
+      if (path === '/api/version') return { version: '0.12.6' };
+      if (path === '/api/ps') {
+        return { models: [...context.loadedModels].map((name) => ({ name, model: name, size: 6654289920, digest: 'a'.repeat(64), expires_at: '2026-12-04T22:00:00Z', size_vram: 6654289920, context_length: context.contextWindow })) };
+      }
+      return null;
+    case 'lmstudio':
+      if (path === '/api/v1/models') {
+        return {
+          models: context.servedModels.map((key) => ({
+            type: 'llm',
+            publisher: 'qwen',
+            key,
+            display_name: key,
+            architecture: 'qwen3moe',
+            loaded_instances: [{ id: key, config: { context_length: context.contextWindow, eval_batch_size: 512, flash_attention: true } }],
+            max_context_length: 262144,
+            format: 'gguf',
+            capabilities: { vision: false, trained_for_tool_use: true },
+          })),
+        };
+      }
+      if (path === '/api/v0/models') {
+        return { object: 'list', data: context.servedModels.map((id) => ({ id, object: 'model', type: 'llm', publisher: 'qwen', arch: 'qwen3moe', compatibility_type: 'gguf', quantization: 'Q4_K_M', state: 'loaded', max_context_length: 262144 })) };
+      }
+      return null;
+    case 'llamacpp':
+      return null;
     default: {
       const unreachable: never = traits.family;
       throw new Error(`unknown engine family ${String(unreachable)}`);
