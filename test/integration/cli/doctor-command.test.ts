@@ -1,0 +1,143 @@
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import type { DoctorReport } from '../../../src/core/doctor/diagnose.ts';
+import { runDoctorCommand } from '../../../src/cli/doctor-command.ts';
+import { startMockBackend, type MockBackend, type MockBackendOptions } from '../../support/mock-backend/create-mock-backend.ts';
+import { isRecord } from '../../support/mock-backend/python-text.ts';
+
+/**
+ * `freeform-bridge doctor` against the mock backend's engine profiles: each engine's own endpoints as
+ * the engines write them, and the probes answered the way each engine answers (a tool call when the
+ * request offers a tool, the engine's refusal when it is started without what tools need).
+ */
+
+const closers: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+const PATCH = '*** Begin Patch\n*** Add File: probe.txt\n*** End Patch';
+
+async function startEngine(options: MockBackendOptions): Promise<MockBackend> {
+  const backend = await startMockBackend(options);
+  closers.push(() => backend.close());
+  // A model that calls the tool it is offered, and says OK otherwise.
+  backend.setResponder((request) => (isRecord(request.body) && Array.isArray(request.body.tools) ? { toolCalls: [{ name: 'apply_patch', input: PATCH }], finishReason: 'tool_calls' } : { text: 'OK' }));
+  return backend;
+}
+
+async function runDoctor(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runDoctorCommand(args, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text), env: {} });
+  return { code, stdout, stderr };
+}
+
+async function diagnose(backend: MockBackend, extra: string[] = []): Promise<{ code: number; report: DoctorReport }> {
+  const { code, stdout, stderr } = await runDoctor(['--backend', backend.url, '--json', ...extra]);
+  assert.equal(stderr, '');
+  return { code, report: JSON.parse(stdout) as DoctorReport };
+}
+
+function severityOf(report: DoctorReport, check: string): string | undefined {
+  return report.findings.find((entry) => entry.check === check)?.severity;
+}
+
+describe('freeform-bridge doctor', { timeout: 60_000 }, () => {
+  it('vLLM started right: engine, version and context from its own fields, tool calls streamed and not, exit 0', async () => {
+    const backend = await startEngine({ profile: 'vllm-qwen3coder' });
+    const { code, report } = await diagnose(backend);
+    assert.equal(code, 0);
+    assert.equal(report.engine, 'vllm');
+    assert.equal(report.version, '0.20.0');
+    assert.equal(report.model, 'Qwen/Qwen3-Coder-30B-A3B-Instruct');
+    assert.equal(report.contextWindow, 32_768);
+    assert.equal(report.contextWindowSource, 'max_model_len');
+    for (const check of ['Engine', 'Model', 'Context', 'Tool call', 'Tool call, streamed', 'Reasoning effort']) assert.equal(severityOf(report, check), 'ok', check);
+    assert.equal(report.codexWouldFail, false);
+    // The probes offer the tool as Codex does (tool_choice auto) and stay tiny.
+    const probes = backend.requests.filter((request) => request.path === '/v1/chat/completions').map((request) => request.body as Record<string, unknown>);
+    assert.equal(probes.length, 4);
+    for (const probe of probes) assert.ok(typeof probe.max_tokens === 'number' && probe.max_tokens <= 96, JSON.stringify(probe));
+    assert.deepEqual(probes.filter((probe) => Array.isArray(probe.tools)).map((probe) => probe.tool_choice), ['auto', 'auto']);
+  });
+
+  it('vLLM without --enable-auto-tool-choice: FAIL with the flag to copy, the parser of the model family, exit 1', async () => {
+    const backend = await startEngine({ profile: 'vllm-qwen3coder', toolParser: false });
+    const { code, stdout } = await runDoctor(['--backend', backend.url]);
+    assert.equal(code, 1);
+    assert.match(stdout, /FAIL {2}Tool call {12}refused \(HTTP 400: "auto" tool choice requires --enable-auto-tool-choice/);
+    assert.match(stdout, /vllm serve Qwen\/Qwen3-Coder-30B-A3B-Instruct --enable-auto-tool-choice --tool-call-parser qwen3_coder/);
+    assert.match(stdout, /Codex would fail/);
+  });
+
+  it('a model id typed by hand that the engine does not list: FAIL naming the listed id', async () => {
+    const backend = await startEngine({ profile: 'vllm-hermes', models: ['Qwen/Qwen2.5-Coder-7B-Instruct'] });
+    const { code, report } = await diagnose(backend, ['--model', 'qwen2.5-coder', '--quick']);
+    assert.equal(code, 1);
+    const model = report.findings.find((entry) => entry.check === 'Model');
+    assert.equal(model?.severity, 'error');
+    assert.match(model?.fix ?? '', /--model Qwen\/Qwen2\.5-Coder-7B-Instruct/);
+    // The quick check generates nothing.
+    assert.equal(backend.requests.filter((request) => request.path === '/v1/chat/completions').length, 0);
+  });
+
+  it('SGLang without --tool-call-parser: its /server_info says so without a single generation', async () => {
+    const backend = await startEngine({ profile: 'sglang', toolParser: false });
+    const { code, report } = await diagnose(backend, ['--quick']);
+    assert.equal(code, 1);
+    assert.equal(report.engine, 'sglang');
+    assert.equal(report.version, '0.5.4');
+    const template = report.findings.find((entry) => entry.check === 'Tool template');
+    assert.equal(template?.severity, 'error');
+    assert.match(template?.fix ?? '', /--tool-call-parser qwen3_coder/);
+  });
+
+  it('Ollama with a small context: /api/ps reports it once the probes loaded the model; FAIL with OLLAMA_CONTEXT_LENGTH', async () => {
+    const backend = await startEngine({ profile: 'ollama', models: ['qwen3-coder:30b'], contextWindow: 4096 });
+    const { code, report } = await diagnose(backend);
+    assert.equal(code, 1);
+    assert.equal(report.engine, 'ollama');
+    assert.equal(report.version, '0.12.6');
+    assert.equal(report.contextWindow, 4096);
+    assert.equal(report.contextWindowSource, 'api/ps context_length');
+    const context = report.findings.find((entry) => entry.check === 'Context');
+    assert.equal(context?.severity, 'error');
+    assert.match(context?.fix ?? '', /OLLAMA_CONTEXT_LENGTH=32768 ollama serve/);
+    assert.match(context?.bridge ?? '', /state 4096 tokens/);
+  });
+
+  it('Ollama with a model that has no tools capability: FAIL from /api/show before any generation', async () => {
+    const backend = await startEngine({ profile: 'ollama', models: ['gemma2:9b'], supportsTools: false });
+    const { code, report } = await diagnose(backend, ['--quick']);
+    assert.equal(code, 1);
+    assert.equal(severityOf(report, 'Tool template'), 'error');
+    assert.match(report.worst?.summary ?? '', /does not support tools/);
+  });
+
+  it('LM Studio: the loaded context from /api/v1/models; llama.cpp: the running context from /props', async () => {
+    const lmStudio = await diagnose(await startEngine({ profile: 'lmstudio', contextWindow: 16_384 }));
+    assert.equal(lmStudio.report.engine, 'lmstudio');
+    assert.equal(lmStudio.report.contextWindow, 16_384);
+    assert.equal(severityOf(lmStudio.report, 'Context'), 'warning');
+    assert.equal(lmStudio.code, 0);
+    const llamaCpp = await diagnose(await startEngine({ profile: 'llamacpp', contextWindow: 32_768 }));
+    assert.equal(llamaCpp.report.engine, 'llamacpp');
+    assert.equal(llamaCpp.report.version, 'b1-de3ff81');
+    assert.equal(llamaCpp.report.contextWindowSource, 'props default_generation_settings.n_ctx');
+    assert.equal(llamaCpp.code, 0);
+  });
+
+  it('an unreachable backend: FAIL saying so, exit 1; the built CLI says the same', async () => {
+    const backend = await startEngine({ profile: 'vllm-hermes' });
+    const url = backend.url;
+    await backend.close();
+    const { code, report } = await diagnose({ ...backend, url });
+    assert.equal(code, 1);
+    assert.match(report.worst?.summary ?? '', /nothing answers at .*ECONNREFUSED/);
+    const cli = spawnSync(process.execPath, ['dist/cli.js', 'doctor', '--backend', url, '--quick'], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(cli.status, 1, cli.stderr);
+    assert.match(cli.stdout, /FAIL {2}Backend {2}nothing answers at/);
+  });
+});
