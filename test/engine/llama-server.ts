@@ -125,6 +125,8 @@ export interface LlamaServerOptions {
   slots?: number;
   /** Resolve as soon as the process is spawned instead of waiting for /health 200. */
   waitUntilReady?: boolean;
+  /** More llama-server arguments after the usual ones (e.g. `--chat-template chatml`, `--no-jinja`). */
+  extraArguments?: readonly string[];
 }
 
 export interface RunningLlamaServer {
@@ -162,6 +164,7 @@ export async function startLlamaServer(kit: EngineKit, options: LlamaServerOptio
     '-t',
     '2',
     ...(options.slots === undefined ? [] : ['-np', String(options.slots)]),
+    ...(options.extraArguments ?? []),
   ];
   const child = spawn(kit.binary, serverArguments, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   runningServers.add(child);
