@@ -1,30 +1,31 @@
-/** What Check Backend Connection found; the command returns it. */
-export type BackendCheckOutcome =
-  | { reachable: true; backendUrl: string; models: string[] }
-  | { reachable: false; backendUrl: string; reason: string; status: number | null };
+import type { DoctorReport } from '../core/doctor/diagnose.ts';
 
-/** Model names shown in the notification; the whole list goes to the log. */
-const SHOWN_MODELS = 5;
+/** What Check Backend Connection found; the command returns it (the tests and other commands read it). */
+export interface BackendCheckOutcome {
+  reachable: boolean;
+  backendUrl: string;
+  models: string[];
+  report: DoctorReport;
+}
 
 /**
- * The one-line report for a backend check. Kept free of `vscode` so it is unit-tested in plain
- * Node. `suggestApiKey` is true when the backend refused the request for want of a (valid) key.
+ * The notification for the engine doctor's report: the worst problem with its fix, else what was found.
+ * Kept free of `vscode` so it is unit-tested in plain Node. `suggestApiKey` is true when the backend
+ * refused the request for want of a (valid) key.
  */
-export function describeBackendCheck(outcome: BackendCheckOutcome, hasApiKey: boolean): { message: string; suggestApiKey: boolean } {
-  if (outcome.reachable) {
-    const { models } = outcome;
-    if (models.length === 0) return { message: `Freeform Bridge: ${outcome.backendUrl} answers but lists no models. Start the backend with a model loaded.`, suggestApiKey: false };
-    const shown = models.slice(0, SHOWN_MODELS).join(', ');
-    const more = models.length > SHOWN_MODELS ? ` and ${models.length - SHOWN_MODELS} more (see the log)` : '';
-    return { message: `Freeform Bridge: ${outcome.backendUrl} is reachable and serves ${models.length} ${models.length === 1 ? 'model' : 'models'}: ${shown}${more}.`, suggestApiKey: false };
+export function describeBackendCheck(report: DoctorReport, hasApiKey: boolean): { message: string; suggestApiKey: boolean; result: BackendCheckOutcome } {
+  const backendFinding = report.findings.find((entry) => entry.check === 'Backend' && entry.severity === 'error');
+  const refused = backendFinding !== undefined && /HTTP 40[13]/.test(backendFinding.summary);
+  const result: BackendCheckOutcome = { reachable: backendFinding === undefined, backendUrl: report.backendUrl, models: report.models, report };
+  const worst = report.worst;
+  if (worst === null) {
+    const engine = `${report.engineLabel}${report.version === null ? '' : ` ${report.version}`}`;
+    const context = report.contextWindow === null ? '' : `, context ${report.contextWindow} tokens`;
+    return { message: `Freeform Bridge: ${engine} at ${report.backendUrl} is ready for Codex (model '${report.model ?? ''}'${context}).`, suggestApiKey: false, result };
   }
-  const refused = outcome.status === 401 || outcome.status === 403;
-  const hint = refused ? (hasApiKey ? ' The stored API key was refused: set the right one.' : ' The backend wants an API key: set one.') : '';
-  const wrongUrl =
-    outcome.status === null
-      ? ` Is the backend running, and is ${outcome.backendUrl} its OpenAI-compatible base URL (ending in /v1)?`
-      : outcome.status === 404
-        ? ' Does the URL end in /v1 (the OpenAI-compatible base URL)?'
-        : '';
-  return { message: `Freeform Bridge: GET ${outcome.backendUrl.replace(/\/+$/, '')}/models failed: ${outcome.reason}.${hint}${wrongUrl}`, suggestApiKey: refused };
+  const keyHint = refused ? (hasApiKey ? ' The stored API key was refused: set the right one.' : ' Set the API key.') : '';
+  const fix = worst.fix === null ? '' : ` Fix: ${worst.fix}.`;
+  const others = report.findings.filter((entry) => entry !== worst && (entry.severity === 'error' || entry.severity === 'warning')).length;
+  const more = others === 0 ? '' : ` (${others} more in the report)`;
+  return { message: `Freeform Bridge: ${worst.check}: ${worst.summary}.${fix}${keyHint}${more}`, suggestApiKey: refused, result };
 }

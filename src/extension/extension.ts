@@ -4,7 +4,7 @@ import { BridgeController } from './bridge-controller.ts';
 import { watchForBackendFailures, watchForTakeOver } from './bridge-notices.ts';
 import { BridgeSecrets } from './bridge-secrets.ts';
 import { startBridge } from './bridge-start.ts';
-import { registerCheckBackendCommand } from './check-backend-command.ts';
+import { registerCheckBackendCommand } from './commands/check-backend.ts';
 import { providerIdForProfile } from '../core/codex-config/codex-profile-options.ts';
 import { isCodexDefaultPointedAtBridge } from '../codex-config/plan-codex-config-write.ts';
 import { resolveCodexHome } from './codex-command.ts';

@@ -141,3 +141,22 @@ describe('freeform-bridge doctor', { timeout: 60_000 }, () => {
     assert.match(cli.stdout, /FAIL {2}Backend {2}nothing answers at/);
   });
 });
+
+describe('serve\'s start-up check', () => {
+  it('one line: info when the engine looks right, a warning naming the cause when it does not, and no generation', async () => {
+    const { reportBackendAtStart } = await import('../../../src/cli/doctor-command.ts');
+    const lines: string[] = [];
+    const record = (level: string) => (message: string): void => {
+      lines.push(`${level}: ${message}`);
+    };
+    const logger = { error: record('error'), warn: record('warn'), info: record('info'), debug: record('debug') };
+    const good = await startEngine({ profile: 'vllm-hermes' });
+    await reportBackendAtStart({ backendUrl: good.url, apiKey: null, model: null, logger });
+    const small = await startEngine({ profile: 'llamacpp', contextWindow: 4096 });
+    await reportBackendAtStart({ backendUrl: small.url, apiKey: null, model: null, logger });
+    assert.equal(lines.length, 2, lines.join('\n'));
+    assert.match(lines[0] ?? '', /^info: backend vLLM 0\.20\.0 at .*, model 'Qwen\/Qwen3-Coder-30B-A3B-Instruct', context 32768 tokens: looks right$/);
+    assert.match(lines[1] ?? '', /^warn: backend llama\.cpp llama-server .*: Context: 4096 tokens .*; fix: restart llama-server with a longer context: .*-c 32768 \(details: freeform-bridge doctor --backend /);
+    for (const backend of [good, small]) assert.equal(backend.requests.filter((request) => request.method === 'POST').length, 0);
+  });
+});

@@ -1,42 +1,39 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { diagnoseEngine, type DoctorInput } from '../../../src/core/doctor/diagnose.ts';
+import { identifyEngine } from '../../../src/core/doctor/engine-identity.ts';
 import { describeBackendCheck } from '../../../src/extension/describe-backend-check.ts';
 
 const backendUrl = 'http://127.0.0.1:8000/v1';
 
+function unreachable(reason: string, status: number | null): DoctorInput {
+  return { backendUrl, configuredModel: null, connection: { reachable: false, reason, status }, identity: null, listProblem: null, probes: null };
+}
+
+function listing(contextWindow: number): DoctorInput {
+  const identity = identifyEngine({ modelListUrl: `${backendUrl}/models`, modelList: JSON.stringify({ data: [{ id: 'qwen3-coder', owned_by: 'vllm', max_model_len: contextWindow }] }), llamaCppProps: null, vllmVersion: '{"version":"0.20.0"}', sglangServerInfo: null, ollamaVersion: null, ollamaShow: new Map(), ollamaRunning: null, lmStudioModels: null });
+  return { backendUrl, configuredModel: null, connection: { reachable: true }, identity, listProblem: null, probes: null };
+}
+
 describe('describeBackendCheck', () => {
-  it('names the models a reachable backend serves, at most five, with the rest counted', () => {
-    assert.deepEqual(describeBackendCheck({ reachable: true, backendUrl, models: ['qwen3-coder'] }, false), {
-      message: 'Freeform Bridge: http://127.0.0.1:8000/v1 is reachable and serves 1 model: qwen3-coder.',
-      suggestApiKey: false,
-    });
-    const models = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
-    assert.equal(
-      describeBackendCheck({ reachable: true, backendUrl, models }, false).message,
-      'Freeform Bridge: http://127.0.0.1:8000/v1 is reachable and serves 7 models: a, b, c, d, e and 2 more (see the log).',
-    );
+  it('a backend without problems: engine, model and context in one line, and the outcome lists its models', () => {
+    const described = describeBackendCheck(diagnoseEngine(listing(32_768)), false);
+    assert.equal(described.message, `Freeform Bridge: vLLM 0.20.0 at ${backendUrl} is ready for Codex (model 'qwen3-coder', context 32768 tokens).`);
+    assert.deepEqual([described.result.reachable, described.result.models, described.suggestApiKey], [true, ['qwen3-coder'], false]);
   });
 
-  it('says so when a reachable backend lists no models', () => {
-    assert.match(describeBackendCheck({ reachable: true, backendUrl, models: [] }, false).message, /answers but lists no models/);
+  it('the worst problem first, with its fix to copy', () => {
+    const described = describeBackendCheck(diagnoseEngine(listing(4096)), false);
+    assert.match(described.message, /^Freeform Bridge: Context: 4096 tokens .* Fix: restart vLLM with a longer context: vllm serve qwen3-coder --max-model-len 32768\.$/);
   });
 
-  it('asks whether the backend runs and the URL is right when the connection fails', () => {
-    assert.deepEqual(describeBackendCheck({ reachable: false, backendUrl, reason: 'ECONNREFUSED', status: null }, false), {
-      message:
-        'Freeform Bridge: GET http://127.0.0.1:8000/v1/models failed: ECONNREFUSED. Is the backend running, and is http://127.0.0.1:8000/v1 its OpenAI-compatible base URL (ending in /v1)?',
-      suggestApiKey: false,
-    });
-  });
-
-  it('points at the API key on 401 and 403, and at the /v1 suffix on 404', () => {
-    const missing = describeBackendCheck({ reachable: false, backendUrl, reason: 'HTTP 401', status: 401 }, false);
+  it('an unreachable backend, and one that wants a key', () => {
+    const refused = describeBackendCheck(diagnoseEngine(unreachable('ECONNREFUSED', null)), false);
+    assert.equal(refused.result.reachable, false);
+    assert.match(refused.message, /nothing answers at http:\/\/127\.0\.0\.1:8000\/v1 \(ECONNREFUSED\)/);
+    const missing = describeBackendCheck(diagnoseEngine(unreachable('HTTP 401', 401)), false);
     assert.equal(missing.suggestApiKey, true);
-    assert.match(missing.message, /failed: HTTP 401\. The backend wants an API key: set one\.$/);
-    const refused = describeBackendCheck({ reachable: false, backendUrl, reason: 'HTTP 403', status: 403 }, true);
-    assert.match(refused.message, /The stored API key was refused: set the right one\.$/);
-    const notFound = describeBackendCheck({ reachable: false, backendUrl: 'http://127.0.0.1:8000/', reason: 'HTTP 404', status: 404 }, false);
-    assert.equal(notFound.message, 'Freeform Bridge: GET http://127.0.0.1:8000/models failed: HTTP 404. Does the URL end in /v1 (the OpenAI-compatible base URL)?');
-    assert.equal(notFound.suggestApiKey, false);
+    assert.match(missing.message, /Set the API key\.$/);
+    assert.match(describeBackendCheck(diagnoseEngine(unreachable('HTTP 403', 403)), true).message, /The stored API key was refused/);
   });
 });
