@@ -67,9 +67,36 @@ function describeModels(models: readonly BackendModel[]): string {
   return models.length === 0 ? '(none)' : models.map((model) => model.id).join(', ');
 }
 
+/**
+ * The context windows the bridge's engine doctor read from the engine's own endpoints (llama-server's
+ * running context, Ollama's loaded one, SGLang's server info), through the bridge's live catalog; a
+ * window the catalog only assumed is left out. Empty when the bridge does not answer it.
+ */
+async function readCatalogContextWindows(baseUrl: string, token: string | null): Promise<Map<string, number>> {
+  const windows = new Map<string, number>();
+  try {
+    const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
+    const response = await fetch(`${baseUrl.replace(/\/+$/, '')}/codex/models?tool_surface=freeform`, { headers, signal: AbortSignal.timeout(MODEL_LIST_TIMEOUT_MS) });
+    const catalog = (await response.json()) as { models?: Array<{ slug?: unknown; context_window?: unknown; description?: unknown }> };
+    for (const entry of catalog.models ?? []) {
+      if (typeof entry.slug !== 'string' || typeof entry.context_window !== 'number') continue;
+      if (typeof entry.description === 'string' && entry.description.includes('not reported by the backend')) continue;
+      windows.set(entry.slug, entry.context_window);
+    }
+  } catch {
+    // Another server behind --base-url, or an older bridge: the model list's own fields stand.
+  }
+  return windows;
+}
+
 async function listModels(baseUrl: string, token: string | null, io: CodexConfigCommandIo): Promise<BackendModel[] | null> {
   try {
-    return await fetchBackendModels(baseUrl, token, { timeoutMs: MODEL_LIST_TIMEOUT_MS });
+    const models = await fetchBackendModels(baseUrl, token, { timeoutMs: MODEL_LIST_TIMEOUT_MS });
+    const windows = await readCatalogContextWindows(baseUrl, token);
+    return models.map((model) => {
+      const found = windows.get(model.id);
+      return found === undefined ? model : { ...model, contextWindow: found, contextWindowSource: "the bridge's engine check" };
+    });
   } catch (error) {
     // Writing the profile must not depend on the bridge running right now.
     const reason = UpstreamHttpError.is(error) ? `GET ${baseUrl.replace(/\/+$/, '')}/models answered HTTP ${error.status}` : (error as Error).message;
@@ -151,7 +178,9 @@ async function runCommand(argv: string[], io: CodexConfigCommandIo): Promise<num
   const profile = values.profile ?? DEFAULT_CODEX_PROFILE;
 
   const models = values.offline ? null : await listModels(baseUrl, token, io);
-  const model = values.model;
+  // One model served: that is the id to write (a name typed by hand is often not the engine's id).
+  const model = values.model ?? (models?.length === 1 ? models[0]?.id : undefined);
+  if (!values.model && model) io.stderr(`note: model '${model}', the one the bridge serves\n`);
   if (!model) {
     const listed = models === null ? '' : ` The bridge lists: ${describeModels(models)}.`;
     throw new UsageError(`--model NAME is required: the model name Codex should send.${listed}`);

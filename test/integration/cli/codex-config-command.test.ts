@@ -228,3 +228,24 @@ describe('freeform-bridge codex-config', () => {
     assert.equal((await run(['--restore', '--model', 'x', '--codex-home', home])).code, 2);
   });
 });
+
+describe('freeform-bridge codex-config through a running bridge', () => {
+  it('takes the model id the engine serves and the context window the bridge\'s engine check read (Ollama: none on /v1/models)', async () => {
+    const { startMockBackend } = await import('../../support/mock-backend/create-mock-backend.ts');
+    const { startTestBridge } = await import('../../support/bridge-harness.ts');
+    const backend = await startMockBackend({ profile: 'ollama', models: ['qwen3-coder:30b'], contextWindow: 16_384 });
+    const bridge = await startTestBridge({ backendUrl: backend.url });
+    try {
+      const home = scratchHome();
+      const result = await run(['--base-url', `${bridge.url}/v1`, '--codex-home', home]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stderr, /note: model 'qwen3-coder:30b', the one the bridge serves/);
+      assert.match(result.stderr, /context window 16384 tokens, as reported by the server \(the bridge's engine check\)/);
+      const profile = parseToml(readFileSync(join(home, 'freeform-bridge.config.toml'), 'utf8')) as Record<string, unknown>;
+      assert.deepEqual([profile.model, profile.model_context_window], ['qwen3-coder:30b', 16_384]);
+    } finally {
+      await bridge.close();
+      await backend.close();
+    }
+  });
+});
