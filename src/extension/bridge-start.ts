@@ -77,17 +77,17 @@ export async function showStartError(services: ExtensionServices, error: unknown
 
 export async function reportBackendReachability(services: ExtensionServices, settings: BridgeSettings, result: StartResult): Promise<void> {
   const { logger, secrets, channel } = services;
-  const probe = await probeBackend(settings.backendUrl, secrets.getBackendApiKeyFor(settings.backendUrl));
-  if (probe.reachable) {
-    logger.info(`backend ${settings.backendUrl} answered with ${probe.modelCount} models`);
+  const probe = await probeBackend(settings.backendUrl, secrets.getBackendApiKeyFor(settings.backendUrl), settings.model || null);
+  if (probe.reachable && probe.problem === null) {
+    logger.info(probe.summary);
     return;
   }
-  logger.warn(`backend unreachable: GET ${probe.url} failed: ${probe.reason}`);
-  const choice = await vscode.window.showWarningMessage(
-    `Freeform Bridge runs on port ${result.port}, but the backend is unreachable: GET ${probe.url} failed: ${probe.reason}. Codex requests will fail until it answers.`,
-    'Open Settings',
-    'Show Log',
-  );
-  if (choice === 'Open Settings') await openSetting('backendUrl');
+  logger.warn(probe.summary);
+  const message = probe.reachable
+    ? `Freeform Bridge runs on port ${result.port}, but the engine needs a change before Codex works well: ${probe.problem}`
+    : `Freeform Bridge runs on port ${result.port}, but the backend is unreachable: ${probe.reason}. Codex requests will fail until it answers.`;
+  const choice = await vscode.window.showWarningMessage(message, 'Run the Engine Doctor', 'Open Settings', 'Show Log');
+  if (choice === 'Run the Engine Doctor') await vscode.commands.executeCommand('freeformBridge.checkBackend');
+  else if (choice === 'Open Settings') await openSetting('backendUrl');
   else if (choice === 'Show Log') channel.show();
 }
