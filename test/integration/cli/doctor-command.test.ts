@@ -94,6 +94,37 @@ describe('freeform-bridge doctor', { timeout: 60_000 }, () => {
     assert.match(template?.fix ?? '', /--tool-call-parser qwen3_coder/);
   });
 
+  it('SGLang without --tool-call-parser, fully probed: the call comes back as text, named as unparsed', async () => {
+    const backend = await startEngine({ profile: 'sglang', toolParser: false });
+    const { code, report } = await diagnose(backend);
+    assert.equal(code, 1);
+    for (const check of ['Tool call', 'Tool call, streamed']) {
+      const found = report.findings.find((entry) => entry.check === check);
+      assert.equal(found?.severity, 'error', check);
+      assert.match(found?.summary ?? '', /came back as text, not as a tool call \(the model wrote a call, but the engine did not parse it\)/);
+      assert.match(found?.fix ?? '', /python -m sglang\.launch_server --model-path Qwen\/Qwen3-Coder-30B-A3B-Instruct --tool-call-parser qwen3_coder/);
+    }
+  });
+
+  it('gpt-oss on vLLM needs no parser flag (Harmony parses its calls): no failure; a Qwen model without one: FAIL', async () => {
+    const gptOss = await diagnose(await startEngine({ profile: 'vllm-gptoss', toolParser: false }));
+    assert.equal(gptOss.code, 0, JSON.stringify(gptOss.report.findings));
+    assert.equal(gptOss.report.contextWindow, 131_072);
+    const hermes = await diagnose(await startEngine({ profile: 'vllm-hermes', toolParser: false, models: ['Qwen/Qwen2.5-Coder-32B-Instruct'] }));
+    assert.equal(hermes.code, 1);
+    assert.match(hermes.report.worst?.fix ?? '', /vllm serve Qwen\/Qwen2\.5-Coder-32B-Instruct --enable-auto-tool-choice --tool-call-parser hermes/);
+  });
+
+  it('a model that does not think on Ollama: reasoning_effort refused is a warning with what the bridge does, exit 0', async () => {
+    const backend = await startEngine({ profile: 'ollama', models: ['qwen2.5-coder:32b'], supportsThinking: false, contextWindow: 32_768 });
+    const { code, report } = await diagnose(backend);
+    assert.equal(code, 0);
+    const effort = report.findings.find((entry) => entry.check === 'Reasoning effort');
+    assert.equal(effort?.severity, 'warning');
+    assert.match(effort?.summary ?? '', /refused \(HTTP 400: .*does not support thinking/);
+    assert.match(effort?.bridge ?? '', /offers Codex reasoning levels only for models the engine marks as reasoning models/);
+  });
+
   it('Ollama with a small context: /api/ps reports it once the probes loaded the model; FAIL with OLLAMA_CONTEXT_LENGTH', async () => {
     const backend = await startEngine({ profile: 'ollama', models: ['qwen3-coder:30b'], contextWindow: 4096 });
     const { code, report } = await diagnose(backend);

@@ -20,7 +20,7 @@ import { createCompletionId, describeToolChoice, findVllmEra, prepareTurn, type 
 import { renderChatBody } from './render-body.ts';
 import { renderChatStream, renderMidStreamError } from './render-stream.ts';
 import { isRecord } from './python-text.ts';
-import { defaultMockTurn, type MockTurn } from './script.ts';
+import { defaultMockTurn, type MockToolCall, type MockTurn } from './script.ts';
 
 export type { EngineProfile } from './profiles.ts';
 export type { MockTurn, MockToolCall } from './script.ts';
@@ -361,7 +361,10 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
       mistralTokenizer: options.mistralTokenizer === true,
       promptTokensEstimate: traits.family === 'ollama' ? Math.min(promptTokens, contextWindow) : promptTokens,
     };
-    const prepared = prepareTurn(context, turn);
+    // SGLang started without --tool-call-parser renders the tools but parses no call: "No tool parser
+    // configured: no error", the model's call text comes back as content (shared/reference backends.md §3).
+    const unparsed = traits.family === 'sglang' && options.toolParser === false && turn.toolCalls !== undefined;
+    const prepared = prepareTurn(context, unparsed ? { ...turn, toolCalls: undefined, text: renderUnparsedToolCalls(turn.toolCalls ?? []), finishReason: 'stop' } : turn);
 
     if (body.stream !== true) {
       // Non-stream: nothing at all until the whole body is ready (exercises headersTimeout).
@@ -622,4 +625,15 @@ function renderEngineEndpoint(profile: EngineProfile, method: string, path: stri
       throw new Error(`unknown engine family ${String(unreachable)}`);
     }
   }
+}
+
+/** The Qwen3-Coder XML a model writes for its calls, as an engine without a tool parser hands it back. */
+function renderUnparsedToolCalls(calls: readonly MockToolCall[]): string {
+  return calls
+    .map((call) => {
+      const parameters = call.input !== undefined ? { input: call.input } : typeof call.arguments === 'object' ? call.arguments : {};
+      const body = Object.entries(parameters).map(([name, value]) => `<parameter=${name}>\n${typeof value === 'string' ? value : JSON.stringify(value)}\n</parameter>\n`).join('');
+      return `<tool_call>\n<function=${call.name}>\n${body}</function>\n</tool_call>`;
+    })
+    .join('\n');
 }
