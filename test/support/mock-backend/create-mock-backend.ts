@@ -362,7 +362,8 @@ export async function startMockBackend(options: MockBackendOptions): Promise<Moc
       promptTokensEstimate: traits.family === 'ollama' ? Math.min(promptTokens, contextWindow) : promptTokens,
     };
     // SGLang started without --tool-call-parser renders the tools but parses no call: "No tool parser
-    // configured: no error", the model's call text comes back as content (shared/reference backends.md §3).
+    // configured: no error", the model's call text comes back as content (sgl-project/sglang,
+    // python/sglang/srt/entrypoints/openai/serving_chat.py parses calls only with a tool_call_parser).
     const unparsed = traits.family === 'sglang' && options.toolParser === false && turn.toolCalls !== undefined;
     const prepared = prepareTurn(context, unparsed ? { ...turn, toolCalls: undefined, text: renderUnparsedToolCalls(turn.toolCalls ?? []), finishReason: 'stop' } : turn);
 
