@@ -89,6 +89,10 @@ describe(codexSuiteTitle('app-server and the bridge\'s model catalog'), { timeou
     const backendDown = await startIdeSetup({ surface: 'freeform', token: 'catalog-token' });
     context.after(() => backendDown.close());
     await backendDown.backend.close();
+    // codex-config read the catalog through this bridge, which keeps that answer for a backend that
+    // goes down; a fresh bridge on the same port has none.
+    await backendDown.stopBridge();
+    await backendDown.startBridge();
     const other = backendDown.startAppServer();
     await other.initialize();
     assert.deepEqual(await ourModels(other), []);
