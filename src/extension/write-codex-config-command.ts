@@ -3,7 +3,8 @@ import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/model-catalo
 import { BridgeError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import { fetchBackendModels, type BackendModel } from '../server/backend-models.ts';
+import type { DoctorModel } from '../core/doctor/engine-identity.ts';
+import { listEngineModels } from '../server/engine-doctor.ts';
 import { applyCodexConfigWrite } from '../codex-config/apply-codex-config-write.ts';
 import { CodexConfigFileError } from '../codex-config/codex-config-file-error.ts';
 import { planCodexConfigWrite, type CodexConfigWritePlan } from '../codex-config/plan-codex-config-write.ts';
@@ -266,11 +267,11 @@ function refuseForError(logger: Logger, error: unknown): { kind: 'refused'; mess
 }
 
 async function pickModel(backendUrl: string, apiKey: string | null, preferred: string | null, logger: Logger): Promise<{ id: string; contextWindow: number | null } | undefined> {
-  let models: BackendModel[] = [];
+  let models: DoctorModel[] = [];
   let failure: string | null = null;
   try {
     models = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Freeform Bridge: asking ${backendUrl} for its models…` }, () =>
-      fetchBackendModels(backendUrl, apiKey),
+      listEngineModels(backendUrl, apiKey),
     );
   } catch (error) {
     failure = error instanceof Error ? error.message : String(error);
@@ -290,12 +291,13 @@ async function pickModel(backendUrl: string, apiKey: string | null, preferred: s
   const items = models.map((model) => ({
     label: model.id,
     description: model.id === preferred ? 'freeformBridge.model' : undefined,
-    detail: model.contextWindow === null ? undefined : `context window ${model.contextWindow.toLocaleString('en-US')} tokens (${model.contextWindowSource})`,
+    detail: model.contextWindow === null ? undefined : `context window ${model.contextWindowIsCeiling ? 'at most ' : ''}${model.contextWindow.toLocaleString('en-US')} tokens (${model.contextWindowSource})`,
     model,
   }));
   items.sort((first, second) => Number(second.label === preferred) - Number(first.label === preferred));
   const picked = await vscode.window.showQuickPick(items, { title: 'Freeform Bridge: Model for the Codex profile', placeHolder: `Models served by ${backendUrl}`, ignoreFocusOut: true });
-  return picked ? { id: picked.model.id, contextWindow: picked.model.contextWindow } : undefined;
+  // A window the model was only trained for is not what the engine runs it with: the profile states none then.
+  return picked ? { id: picked.model.id, contextWindow: picked.model.contextWindowIsCeiling ? null : picked.model.contextWindow } : undefined;
 }
 
 async function pickTarget(remembered: boolean | undefined): Promise<boolean | undefined> {

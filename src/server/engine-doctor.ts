@@ -189,3 +189,16 @@ export async function findLocalEngines(options: { host?: string; timeoutMs?: num
   );
   return answers.filter((found): found is FoundEngine => found !== null);
 }
+
+/**
+ * The backend's models with what the doctor's identification read about each (the context each runs
+ * with, where the engine says it). Throws what `GET /models` throws, like `fetchBackendModels`.
+ */
+export async function listEngineModels(backendUrl: string, apiKey: string | null): Promise<EngineIdentity['models']> {
+  const upstream = createUpstreamClient({ baseUrl: backendUrl, getApiKey: () => apiKey });
+  try {
+    return (await identifyBackend(upstream, AbortSignal.timeout(IDENTIFY_TIMEOUT_MS))).models;
+  } finally {
+    await upstream.close();
+  }
+}
