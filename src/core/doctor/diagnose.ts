@@ -83,7 +83,7 @@ function describeConnectionFailure(backendUrl: string, connection: { reason: str
   }
   if (connection.status === 404) return finding('Backend', 'error', `GET ${url} answered ${connection.reason}`, 'use the OpenAI-compatible base URL, which ends in /v1 (e.g. http://127.0.0.1:8000/v1)');
   if (connection.status !== null) return finding('Backend', 'error', `GET ${url} answered ${connection.reason}`, 'look at the engine\'s log; it answers but not with a model list');
-  return finding('Backend', 'error', `nothing answers at ${backendUrl} (${connection.reason})`, `start the engine, or point the bridge at it: freeform-bridge doctor --backend http://HOST:PORT/v1 (without --backend the doctor looks on the usual ports)`);
+  return finding('Backend', 'error', `nothing answers at ${backendUrl} (${connection.reason})`, 'start the engine, or give the URL it listens on (freeform-bridge doctor without --backend looks for one on the usual ports)');
 }
 
 function chooseModel(identity: EngineIdentity, configured: string | null): DoctorModel | null {

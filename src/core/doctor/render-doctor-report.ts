@@ -5,6 +5,8 @@ import type { DoctorFinding, DoctorReport, DoctorSeverity } from './diagnose.ts'
 const MARKS: Readonly<Record<DoctorSeverity, string>> = { ok: 'ok', info: 'note', warning: 'WARN', error: 'FAIL' };
 
 function describeHeadline(report: DoctorReport): string {
+  // Nothing identified (nothing answered): the URL alone says which backend.
+  if (report.engine === null && report.models.length === 0) return report.backendUrl;
   const engine = `${report.engineLabel}${report.version === null ? '' : ` ${report.version}`}`;
   const model = report.model === null ? '' : `, model '${report.model}'`;
   const context = report.contextWindow === null ? '' : `, context ${report.contextWindow} tokens`;
