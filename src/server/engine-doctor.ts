@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import { chooseDoctorModel, diagnoseEngine, type DoctorConnection, type DoctorProbes, type DoctorReport } from '../core/doctor/diagnose.ts';
-import { ENGINE_DEFAULT_PORTS, identifyEngine, type EngineAnswers, type EngineIdentity, type EngineKind } from '../core/doctor/engine-identity.ts';
+import { ENGINE_DEFAULT_PORTS, findEngineOwner, identifyEngine, type EngineAnswers, type EngineIdentity, type EngineKind } from '../core/doctor/engine-identity.ts';
 import { parseModelListText } from '../core/doctor/model-list.ts';
 import { buildProbeRequests } from '../core/doctor/probe-requests.ts';
 import { readChatProbeAnswer, type ChatProbeResult } from '../core/doctor/read-probe-answer.ts';
@@ -41,8 +41,6 @@ async function readText(upstream: UpstreamClient, method: 'GET' | 'POST', path: 
   }
 }
 
-const OWNED_BY: Readonly<Record<string, EngineKind>> = { vllm: 'vllm', sglang: 'sglang', llamacpp: 'llamacpp', organization_owner: 'lmstudio' };
-
 /**
  * Find and identify, without generating: `GET /models`, then the identifying endpoints of the engine
  * its `owned_by` names (of every engine when it names none). Throws what `GET /models` throws
@@ -54,8 +52,7 @@ export async function identifyBackend(upstream: UpstreamClient, signal: AbortSig
   const modelList = await response.text();
   if (response.status !== 200) throw new UpstreamHttpError(response.status, modelList.slice(0, 2_000));
   const list = parseModelListText(modelListUrl, modelList);
-  const owners = new Set(list.entries.map((entry) => (typeof entry.owned_by === 'string' ? OWNED_BY[entry.owned_by] : undefined)));
-  const named = [...owners].find((owner): owner is EngineKind => owner !== undefined) ?? null;
+  const named = findEngineOwner(list.entries)?.engine ?? null;
   const ask = (engine: EngineKind, method: 'GET' | 'POST', path: string, body?: string): Promise<string | null> =>
     named === null || named === engine ? readText(upstream, method, path, body, signal) : Promise.resolve(null);
   const [llamaCppProps, vllmVersion, sglangServerInfo, ollamaVersion, lmStudioModels] = await Promise.all([

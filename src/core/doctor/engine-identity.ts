@@ -170,10 +170,17 @@ function readOllamaRunning(text: string | null): Map<string, number> {
   return running;
 }
 
-function decideEngine(answers: EngineAnswers, entries: ReadonlyArray<Record<string, unknown>>): { engine: EngineKind | null; source: string | null } {
+/** The engine a model list's `owned_by` names, when it names one (Ollama writes the model's namespace). */
+export function findEngineOwner(entries: ReadonlyArray<Record<string, unknown>>): { engine: EngineKind; ownedBy: string } | null {
   for (const owner of OWNERS) {
-    if (entries.some((entry) => entry.owned_by === owner.ownedBy)) return { engine: owner.engine, source: `GET /v1/models owned_by "${owner.ownedBy}"` };
+    if (entries.some((entry) => entry.owned_by === owner.ownedBy)) return owner;
   }
+  return null;
+}
+
+function decideEngine(answers: EngineAnswers, entries: ReadonlyArray<Record<string, unknown>>): { engine: EngineKind | null; source: string | null } {
+  const owner = findEngineOwner(entries);
+  if (owner !== null) return { engine: owner.engine, source: `GET /v1/models owned_by "${owner.ownedBy}"` };
   if (isLlamaCppProps(parseJsonObject(answers.llamaCppProps))) return { engine: 'llamacpp', source: 'GET /props' };
   if (isSglangServerInfo(parseJsonObject(answers.sglangServerInfo))) return { engine: 'sglang', source: 'GET /server_info' };
   if (readLmStudioModels(answers.lmStudioModels) !== null) return { engine: 'lmstudio', source: 'GET /api/v1/models' };
