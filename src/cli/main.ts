@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-options.ts';
 import type { Logger } from '../core/logger.ts';
+import { suggestVersionedBaseUrl } from '../core/backend-url.ts';
 import { endsInVersionSegment } from '../core/map-upstream-http-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
@@ -99,7 +100,7 @@ async function serve(argv: string[]): Promise<void> {
   const token = readEnvironmentSecret('--token-env', values['token-env']);
   const logger = createStderrLogger(level);
   if (!endsInVersionSegment(values.backend)) {
-    logger.warn(`the backend URL ${values.backend} does not end in /v1; OpenAI-compatible servers answer 404 without it (e.g. ${values.backend.replace(/\/+$/, '')}/v1)`);
+    logger.warn(`the backend URL ${values.backend} does not end in /v1; OpenAI-compatible servers answer 404 without it (e.g. ${suggestVersionedBaseUrl(values.backend)})`);
   }
 
   // This process runs the bridge alone (dedicated-process.ts).
