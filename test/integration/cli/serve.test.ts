@@ -85,6 +85,25 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     assert.equal(records[0]?.outcome, 'completed');
     assert.equal((records[0]?.output as Array<{ type: string }>)[0]?.type, 'custom_tool_call');
     assert.ok(records[0]?.loweredRequest, 'the lowered request is logged');
+    // The terminal shows the round trip in one line, without colours when stderr is not a terminal.
+    assert.match(cli.stderr(), /^\d\d:\d\d:\d\d {2}\S+ {2}qwen3-coder → served-model {2}200 completed {2}\d+\.\d s {2}calls: apply_patch(?: {2}\d+ warnings?)?$/m);
+    assert.doesNotMatch(cli.stderr(), /\u001b\[/);
+  });
+
+  it('--quiet keeps the warnings and drops the line per round trip; it cannot go with another log level', async () => {
+    const cli = startCli(['serve', '--backend', backend.url, '--port', '0', '--quiet'], 'node');
+    const url = /(http:\/\/\S+)$/.exec(await cli.firstLine)![1]!;
+    backend.enqueue({ toolCalls: [{ name: 'apply_patch', input: '*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\n' }] });
+    await readSseEvents(await postResponses(url, readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json')));
+    cli.child.kill('SIGTERM');
+    assert.equal(await exitCode(cli.child), 0);
+    assert.match(cli.stderr(), /^\d\d:\d\d:\d\d {4}warning grammar_not_enforced {2}apply_patch \(no call\): /m);
+    assert.doesNotMatch(cli.stderr(), /200 completed/);
+    assert.doesNotMatch(cli.stderr(), /info: listening/);
+
+    const conflicting = startCli(['serve', '--backend', backend.url, '--quiet', '--log-level', 'debug'], 'node');
+    assert.equal(await exitCode(conflicting.child), 2);
+    assert.match(conflicting.stderr(), /--quiet means --log-level warn; it cannot go with --log-level debug/);
   });
 
   it('stops cleanly on SIGTERM and SIGINT', async () => {
