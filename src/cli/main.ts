@@ -5,6 +5,7 @@ import { suggestVersionedBaseUrl } from '../core/backend-url.ts';
 import { endsInVersionSegment } from '../core/map-upstream-http-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
 import { createLiveView, shouldUseColour } from './live-view.ts';
+import { formatClockTime } from '../core/round-trip-line.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 import { DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
 import { configureDedicatedProcess, DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES, DEDICATED_PROCESS_V8_FLAGS } from '../server/dedicated-process.ts';
@@ -44,7 +45,8 @@ function createStderrLogger(level: Level): Logger {
   const write = (at: Level) => (message: string, details?: Record<string, unknown>) => {
     if (LEVELS.indexOf(at) > threshold) return;
     const suffix = details && Object.keys(details).length > 0 ? ` ${JSON.stringify(details)}` : '';
-    process.stderr.write(`[${new Date().toISOString()}] ${at}: ${message}${suffix}\n`);
+    // The same clock as the round-trip lines beside it; the log file keeps full ISO times.
+    process.stderr.write(`${formatClockTime(new Date())} ${at}: ${message}${suffix}\n`);
   };
   return { error: write('error'), warn: write('warn'), info: write('info'), debug: write('debug') };
 }
