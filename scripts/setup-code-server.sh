@@ -9,7 +9,8 @@
 # machine skips the ~3-minute native build, and `npm ci` on Node 20 never sees code-server's postinstall.
 # Idempotent: with everything present it only checks versions (well under a second).
 # Usage: eval "$(bash scripts/setup-code-server.sh [TOOLS_DIR])"
-# Progress goes to stderr; stdout carries only `export` lines (CODE_SERVER_BIN, CODE_SERVER_NODE_BIN, CHROMIUM_PATH).
+# Progress goes to stderr; stdout carries only `export` lines (CODE_SERVER_BIN, CODE_SERVER_NODE_BIN, CHROMIUM_PATH),
+# or, with exit code 3, the one line saying why the tools cannot be had here.
 set -euo pipefail
 # Run from `npm test`, this script inherits the outer npm's environment (npm_config_*, npm_package_*,
 # npm_lifecycle_*, npm_execpath, npm_node_execpath, INIT_CWD). The npm calls below must see none of it:
@@ -35,9 +36,10 @@ if command -v flock >/dev/null 2>&1; then
   flock 9
 fi
 
-# What this script cannot install says so in one line and exits 3, so `npm run test:vscode` can skip
-# the tier (scripts/test-vscode.sh) where CI does not require it; any other failure is a real one.
-cannot_get_tools() { echo "setup-code-server: the VS Code tier cannot get its tools here: $1 (test/vscode/README.md)" >&2; exit 3; }
+# What this script cannot install is said in one line on stdout, instead of the exports, with exit code 3,
+# so `npm run test:vscode` can skip the tier with that reason (scripts/test-vscode.sh) where the run does
+# not require it; any other failure is a real one.
+cannot_get_tools() { echo "$1"; exit 3; }
 
 # 1. What the native builds need and the registry cannot give: Linux on x64 (the Node 24 and Chromium
 #    packages below are x64 builds), and a C++ toolchain with python3 for code-server's native modules.

@@ -11,10 +11,10 @@ setup_status=0
 tools_env="$(bash scripts/setup-code-server.sh)" || setup_status=$?
 if [ "$setup_status" -eq 3 ]; then
   if [ "${CI:-}" = true ] || [ "${FREEFORM_BRIDGE_REQUIRE_ALL_TIERS:-}" = 1 ]; then
-    echo "test:vscode: FAILED: this run requires every tier, and the VS Code tier could not get its tools (above)" >&2
+    echo "test:vscode: FAILED: this run requires every tier, and the VS Code tier cannot get its tools here: $tools_env" >&2
     exit 1
   fi
-  echo "test:vscode: skipped (the line above says why); every other tier of npm test ran"
+  echo "test:vscode: SKIPPED, the VS Code tier cannot get its tools here: $tools_env (see test/vscode/README.md); the other tiers ran" >&2
   exit 0
 fi
 [ "$setup_status" -eq 0 ] || exit "$setup_status"
