@@ -65,7 +65,7 @@ const settings = {
   /**
    * Load on each side before its windows count. The bridge has more code for V8 to optimise than the
    * hop: after a 0.5 s warm-up its first window read 0.89 ms per request and the five after it
-   * 0.58–0.75, where the hop's read 0.59 and then 0.49–0.50. The README's performance section has the
+   * 0.58–0.75, where the hop's read 0.59 and then 0.49–0.50. bench/HISTORY.md has the
    * curve on fresh processes.
    */
   throughputWarmupSeconds: quick ? 0.5 : 3,

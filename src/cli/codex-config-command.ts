@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatUnifiedDiff } from '../core/codex-config/unified-diff.ts';
 import { DEFAULT_CODEX_PROFILE } from '../core/defaults.ts';
-import { InvalidRequestError, UpstreamHttpError } from '../core/errors.ts';
+import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import { BRIDGE_VERSION } from '../server/start-server.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/model-catalog/model-catalog-entry.ts';
@@ -37,7 +37,8 @@ Options:
   --token-env NAME        environment variable holding the bridge token (as given to serve --token-env);
                           the token is written into the profile, readable by you only
   --context-window N      the model's context window in tokens (default: what GET /v1/models reports)
-  --offline               do not ask the bridge for its models (GET {base-url}/models)
+  --offline               write without asking the bridge for its models (GET {base-url}/models): for a
+                          bridge that is not running yet; the model name is then not checked
   --make-default          also make the bridge Codex's default in config.toml (edited minimally, byte-exact
                           backup kept): plain \`codex\` and the Codex extension in VS Code (which reads only
                           config.toml) then use the bridge, with its live model catalog; OpenAI's models stay
@@ -98,8 +99,14 @@ async function listModels(baseUrl: string, token: string | null, io: CodexConfig
       return found === undefined ? model : { ...model, contextWindow: found, contextWindowSource: "the bridge's engine check" };
     });
   } catch (error) {
-    // Writing the profile must not depend on the bridge running right now.
-    const reason = UpstreamHttpError.is(error) ? `GET ${baseUrl.replace(/\/+$/, '')}/models answered HTTP ${error.status}` : (error as Error).message;
+    // Writing the profile must not depend on the bridge running right now. The request went to the
+    // bridge, so a refused connection means the bridge is not running, whatever the backend does.
+    const url = `${baseUrl.replace(/\/+$/, '')}/models`;
+    const reason = UpstreamHttpError.is(error)
+      ? `GET ${url} answered HTTP ${error.status}`
+      : UpstreamConnectionError.is(error)
+        ? `no bridge answers at ${baseUrl} (${error.code}); start it with \`freeform-bridge serve\`, or pass --offline`
+        : (error as Error).message;
     io.stderr(`note: could not list the bridge's models (${reason}); continuing without them\n`);
     return null;
   }

@@ -1,9 +1,12 @@
 import { parseArgs } from 'node:util';
 import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-options.ts';
 import type { Logger } from '../core/logger.ts';
+import { suggestVersionedBaseUrl } from '../core/backend-url.ts';
 import { endsInVersionSegment } from '../core/map-upstream-http-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
 import { reportBackendAtStart, runDoctorCommand } from './doctor-command.ts';
+import { createLiveView, shouldUseColour } from './live-view.ts';
+import { formatClockTime } from '../core/round-trip-line.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 import { DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
 import { configureDedicatedProcess, DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES, DEDICATED_PROCESS_V8_FLAGS } from '../server/dedicated-process.ts';
@@ -26,7 +29,10 @@ Options for serve:
   --keepalive-seconds N         response.in_progress every N silent seconds; 0 disables (default ${DEFAULT_KEEPALIVE_SECONDS})
   --model NAME                  model name sent to the backend instead of Codex's
   --log-file PATH               append one JSON line per exchange
-  --log-level LEVEL             error, warn, info (default) or debug, written to stderr
+  --log-level LEVEL             what stderr shows: error (errors only), warn (also each warning and failed
+                                round trip), info (default: also one line per round trip), debug (also
+                                exchange ids, backend timings and the bridge's internals)
+  -q, --quiet                   no line per round trip: the same as --log-level warn
   --grammar-repair              repair lifted free-form inputs that miss their grammar in known ways (warned)
   --grammar-examples            add a compact valid example payload to each bridged tool's description
   -h, --help                    show this help
@@ -41,7 +47,8 @@ function createStderrLogger(level: Level): Logger {
   const write = (at: Level) => (message: string, details?: Record<string, unknown>) => {
     if (LEVELS.indexOf(at) > threshold) return;
     const suffix = details && Object.keys(details).length > 0 ? ` ${JSON.stringify(details)}` : '';
-    process.stderr.write(`[${new Date().toISOString()}] ${at}: ${message}${suffix}\n`);
+    // The same clock as the round-trip lines beside it; the log file keeps full ISO times.
+    process.stderr.write(`${formatClockTime(new Date())} ${at}: ${message}${suffix}\n`);
   };
   return { error: write('error'), warn: write('warn'), info: write('info'), debug: write('debug') };
 }
@@ -75,6 +82,7 @@ async function serve(argv: string[]): Promise<void> {
       model: { type: 'string' },
       'log-file': { type: 'string' },
       'log-level': { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
       'grammar-repair': { type: 'boolean' },
       'grammar-examples': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -93,7 +101,10 @@ async function serve(argv: string[]): Promise<void> {
   if (!values.backend) throw new UsageError('--backend URL is required (e.g. --backend http://127.0.0.1:8000/v1)');
   const strategy = (values.strategy ?? 'function_bridge') as CustomToolStrategy;
   if (!CUSTOM_TOOL_STRATEGIES.includes(strategy)) throw new UsageError(`--strategy must be one of ${CUSTOM_TOOL_STRATEGIES.join(', ')}, got '${values.strategy}'`);
-  const level = (values['log-level'] ?? 'info') as Level;
+  if (values.quiet && values['log-level'] !== undefined && values['log-level'] !== 'warn') {
+    throw new UsageError(`--quiet means --log-level warn; it cannot go with --log-level ${values['log-level']}`);
+  }
+  const level = (values['log-level'] ?? (values.quiet ? 'warn' : 'info')) as Level;
   if (!LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${values['log-level']}'`);
   const port = parseNonNegativeInteger('--port', values.port, 0, 65535);
   const keepaliveSeconds = parseNonNegativeInteger('--keepalive-seconds', values['keepalive-seconds'], DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS);
@@ -101,7 +112,7 @@ async function serve(argv: string[]): Promise<void> {
   const token = readEnvironmentSecret('--token-env', values['token-env']);
   const logger = createStderrLogger(level);
   if (!endsInVersionSegment(values.backend)) {
-    logger.warn(`the backend URL ${values.backend} does not end in /v1; OpenAI-compatible servers answer 404 without it (e.g. ${values.backend.replace(/\/+$/, '')}/v1)`);
+    logger.warn(`the backend URL ${values.backend} does not end in /v1; OpenAI-compatible servers answer 404 without it (e.g. ${suggestVersionedBaseUrl(values.backend)})`);
   }
 
   // This process runs the bridge alone (dedicated-process.ts).
@@ -124,6 +135,13 @@ async function serve(argv: string[]): Promise<void> {
       },
       keepaliveSeconds,
       logger,
+      onTraffic: createLiveView({
+        write: (line) => process.stderr.write(`${line}\n`),
+        roundTrips: LEVELS.indexOf(level) >= LEVELS.indexOf('info'),
+        warnings: LEVELS.indexOf(level) >= LEVELS.indexOf('warn'),
+        detailed: level === 'debug',
+        colour: shouldUseColour(process.stderr, process.env),
+      }),
       logFile: values['log-file'],
     });
   } catch (error) {

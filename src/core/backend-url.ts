@@ -30,3 +30,24 @@ export function normaliseBackendUrl(text: string): string {
   if (!check.ok) throw new Error(`backend URL ${check.problem}`);
   return check.url.toString().replace(/\/+$/, '');
 }
+
+/**
+ * Where a base URL without a version segment most likely should point. Engines serve their
+ * OpenAI-compatible API at `/v1` off the server's root, so a path such as Ollama's native `/api` is
+ * replaced, not extended (`…/api/v1` does not exist); another path may also be a reverse proxy's
+ * prefix, so that reading is offered second. A full endpoint pasted by mistake is cut back to `/v1`.
+ */
+export function suggestVersionedBaseUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `${text.replace(/\/+$/, '')}/v1`;
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  const versionAt = path.search(/\/v\d+(?:beta\d*)?(?=\/)/);
+  if (versionAt !== -1) return `${url.origin}${path.slice(0, path.indexOf('/', versionAt + 1))}`;
+  const atRoot = `${url.origin}/v1`;
+  // `/api` is Ollama's native API, never a mount point for an OpenAI-compatible one.
+  return path === '' || path === '/api' ? atRoot : `${atRoot} (or ${url.origin}${path}/v1 if the server is mounted under ${path})`;
+}

@@ -1,3 +1,4 @@
+import { suggestVersionedBaseUrl } from './backend-url.ts';
 import { isContextOverflowMessage } from './map-upstream-error.ts';
 import { createOpenAiErrorBody, type OpenAiErrorBody } from './openai-error.ts';
 import { isPlainObject, parseJson } from './parse-json.ts';
@@ -115,7 +116,7 @@ export function mapUpstreamHttpError(status: number, bodyText: string, context: 
       status: 400,
       headers: {},
       body: createOpenAiErrorBody(
-        `the backend URL ${context.backendUrl} does not end in /v1, and the backend answered 404 for its /chat/completions — use its OpenAI-compatible base URL, e.g. ${context.backendUrl.replace(/\/+$/, '')}/v1 (the backend said: ${details.message})`,
+        `the backend URL ${context.backendUrl} does not end in /v1, and the backend answered 404 for its /chat/completions — use its OpenAI-compatible base URL, e.g. ${suggestVersionedBaseUrl(context.backendUrl)} (the backend said: ${details.message})`,
         { code: 'backend_url_without_v1' },
       ),
     };

@@ -42,7 +42,9 @@ export async function fetchBackendModels(baseUrl: string, apiKey?: string | null
     text = await response.text();
   } catch (error) {
     const name = (error as Error).name;
-    const code = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : (errorCode((error as Error).cause) ?? errorCode(error) ?? (error as Error).message);
+    // fetch wraps the reason in its cause: a code (ECONNREFUSED) or, for a port fetch never dials, only a message ("bad port").
+    const cause = (error as Error).cause;
+    const code = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : (errorCode(cause) ?? errorCode(error) ?? (cause instanceof Error ? cause.message : (error as Error).message));
     throw new UpstreamConnectionError(url, code, { cause: error });
   }
   if (!response.ok) throw new UpstreamHttpError(response.status, text.slice(0, 2_000));

@@ -45,7 +45,7 @@ const MAX_BRIDGE_PEAK_RSS_BYTES = 100 * 1024 * 1024;
  * with Node 20 (49.9 in a second run), 48.1 MB with Node 22, 49.0–51.7 MB with Node 24.
  */
 const MAX_BRIDGE_PEAK_ANONYMOUS_BYTES = MAX_BRIDGE_PEAK_RSS_BYTES - 44 * 1024 * 1024;
-/** The Node whose RSS the target was set on; the CLI runs on 20.18 and newer. */
+/** The Node whose RSS the target was set on; the CLI runs on 20.18.1 and newer (package.json engines). */
 const TARGET_NODE_MAJOR = 20;
 /** Exchanges before the young-generation measurement (code paths loaded and optimised), and measured. */
 const PROMOTION_WARMUP_EXCHANGES = 300;

@@ -46,6 +46,23 @@ function keepUserHttpHeaders(existing: Record<string, unknown> | null): Record<s
   return headers;
 }
 
+/**
+ * How often Codex retries a failed request to the bridge. Codex's defaults (4 HTTP retries inside each
+ * of 6 attempts, each waiting out the bridge's `Retry-After: 2`) turn a stopped backend into a minute
+ * of silence before the reason shows. On loopback a failure is not a flaky network: 2 quiet HTTP
+ * retries and 1 visible "Reconnecting... 1/1" still ride out a backend that restarts in a few seconds,
+ * and a dead one ends the turn with the bridge's reason in about 10 s. `stream_idle_timeout_ms` keeps
+ * Codex's default: the bridge's keepalives hold Codex's idle timer off while a slow backend prefills.
+ */
+export const PROFILE_REQUEST_MAX_RETRIES = 2;
+export const PROFILE_STREAM_MAX_RETRIES = 1;
+
+/** A key the bridge sets only when the file has no value of that type there: the user's own value stays. */
+function setUnlessPresent(existingDocument: Record<string, unknown> | null, table: readonly string[], key: string, value: number | boolean): TomlEdit[] {
+  const present = readTable(existingDocument, table)?.[key];
+  return typeof present === typeof value ? [] : [{ kind: 'set', table, key, value }];
+}
+
 function createProviderEdits(options: CodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
   const table = ['model_providers', options.providerId];
   const headers = keepUserHttpHeaders(readTable(existingDocument, [...table, 'http_headers']));
@@ -56,6 +73,8 @@ function createProviderEdits(options: CodexProfileOptions, existingDocument: Rec
     { kind: 'set', table, key: 'experimental_bearer_token', value: options.token ?? NO_BRIDGE_TOKEN_PLACEHOLDER },
     { kind: 'set', table, key: 'model_catalog_url', value: modelCatalogUrlFor(options.baseUrl, options.toolSurface) },
     Object.keys(headers).length > 0 ? { kind: 'set', table, key: 'http_headers', value: headers } : { kind: 'remove', table, key: 'http_headers' },
+    ...setUnlessPresent(existingDocument, table, 'request_max_retries', PROFILE_REQUEST_MAX_RETRIES),
+    ...setUnlessPresent(existingDocument, table, 'stream_max_retries', PROFILE_STREAM_MAX_RETRIES),
   ];
 }
 
@@ -75,6 +94,10 @@ export function createCodexProfileEdits(options: CodexProfileOptions, existingDo
   ];
   // Unknown stays unknown: a value the user typed into the profile is better than none.
   if (validated.contextWindow !== null) edits.push({ kind: 'set', table: [], key: 'model_context_window', value: validated.contextWindow });
+  // With the bridge stopped, Codex 0.171 otherwise prints "Reconnecting... waiting for network" and
+  // waits forever: a refused loopback connection is not a network coming back. Profile only: in
+  // config.toml (--make-default) the feature would change OpenAI's sessions too.
+  edits.push(...setUnlessPresent(existingDocument, ['features'], 'unbounded_connection_retries', false));
   return [...edits, ...createProviderEdits(validated, existingDocument)];
 }
 
@@ -101,6 +124,8 @@ function renderProfileHeader(options: CodexProfileOptions): string {
     `# Codex profile written by \`freeform-bridge codex-config\`. Use it with: codex -p ${options.profile}`,
     '# Running the command again updates only the keys it manages (model, model_provider,',
     `# model_catalog_json, model_context_window, [model_providers.${options.providerId}]) and keeps the rest.`,
+    '# The retry settings and unbounded_connection_retries = false make a stopped backend or bridge fail the',
+    '# turn in seconds; they are written once, so a value you change here stays.',
   ];
   if (options.toolSurface !== 'functions') {
     lines.push(
@@ -126,10 +151,10 @@ export function renderCodexProfile(options: CodexProfileOptions): RenderedCodexP
 }
 
 /**
- * The model catalog file of a profile (free-form surfaces only): one entry. It is written without
- * asking the backend, so it cannot know whether the model sees images; it declares what Codex assumes
- * for a model without metadata (text and images), so `view_image` stays offered as it is without the
- * profile. The bridge's live catalog, which does ask, says text-only unless the backend reports vision.
+ * The model catalog file of a profile (free-form surfaces only): one entry, text-only like the bridge's
+ * live catalog when the backend does not report vision. Most local models see no images, and Codex
+ * offers `view_image` only to a model whose entry lists images, so the model is not handed a tool
+ * whose result it cannot read.
  */
 export function renderModelCatalog(options: CodexProfileOptions): string {
   const validated = validateCodexProfileOptions(options);
@@ -140,7 +165,7 @@ export function renderModelCatalog(options: CodexProfileOptions): string {
       displayName: validated.displayName ?? DEFAULT_PROVIDER_DISPLAY_NAME,
       toolSurface: validated.toolSurface,
       contextWindow: validated.contextWindow,
-      inputModalities: ['text', 'image'],
+      inputModalities: ['text'],
       reasoningLevels: [],
     }),
   ]);

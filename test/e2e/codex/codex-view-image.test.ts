@@ -79,15 +79,16 @@ describe(codexSuiteTitle('view_image'), { timeout: 180_000 }, () => {
   it("detail 'original' (feature image_detail_original) arrives as 'high', with a warning", async () => {
     const session = await startE2eSession({ profile: 'vllm-hermes', surface: 'freeform' });
     try {
-      // Codex asks for original detail only for a model whose metadata says it supports it; the
-      // catalog the bridge writes leaves that off, so this test's copy turns it on.
+      // Codex offers view_image only to a model whose metadata lists image input, and asks for
+      // original detail only when the metadata says it supports it; the catalog the bridge writes
+      // claims neither (it cannot know the model sees images), so this test's copy turns both on.
       const catalogName = readdirSync(session.codexHome).find((name) => name.endsWith('.model_catalog.json'));
       assert.ok(catalogName, 'the freeform surface writes a model catalog');
       const catalogPath = join(session.codexHome, catalogName);
       const parsed = parseJson(readFileSync(catalogPath, 'utf8'));
       assert.ok(parsed.success);
       const catalog = z.looseObject({ models: z.array(z.record(z.string(), z.unknown())) }).parse(parsed.value);
-      for (const model of catalog.models) model.supports_image_detail_original = true;
+      for (const model of catalog.models) Object.assign(model, { input_modalities: ['text', 'image'], supports_image_detail_original: true });
       writeFileSync(catalogPath, JSON.stringify(catalog, null, 2));
 
       const imagePath = join(session.workspace, 'dot.png');

@@ -167,7 +167,8 @@ describe('freeform-bridge codex-config', () => {
     const home = scratchHome();
     const result = await run(['--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--codex-home', home]);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, /note: could not list the bridge's models/);
+    assert.match(result.stderr, /note: could not list the bridge's models \(no bridge answers at http:\/\/127\.0\.0\.1:9\/v1 \(bad port\); start it with `freeform-bridge serve`, or pass --offline\)/);
+    assert.doesNotMatch(result.stderr, /backend/, 'the stopped process is the bridge, not the backend');
   });
 
   it('exits 1 and leaves a malformed profile untouched', async () => {

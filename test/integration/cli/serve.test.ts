@@ -16,7 +16,7 @@ import { makeTempDir, trackProcessGroup, waitForProcessGroupExit } from '../../s
 function startCli(
   args: string[],
   launcher: 'npx' | 'node' = 'npx',
-): { child: ChildProcess; firstLine: Promise<string>; stderr: () => string; stopGroup: () => void } {
+): { child: ChildProcess; firstLine: Promise<string>; stderr: () => string; stopGroup: () => void; outputClosed: Promise<void> } {
   const [command, prefix] = launcher === 'npx' ? ['npx', ['--no-install', 'freeform-bridge']] : [process.execPath, ['dist/cli.js']];
   // Its own process group, so a test can stop npm, the shell and the bridge together; tracked, so the
   // group is killed when this file's process ends, whatever path a test took.
@@ -31,6 +31,9 @@ function startCli(
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
+  // Every process of the group writes to the same pipes: they close once the last of them has exited
+  // and everything written has been read.
+  const outputClosed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const firstLine = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.once('line', resolve);
@@ -45,7 +48,7 @@ function startCli(
       // already gone
     }
   };
-  return { child, firstLine, stderr: () => stderr, stopGroup };
+  return { child, firstLine, stderr: () => stderr, stopGroup, outputClosed };
 }
 
 function exitCode(child: ChildProcess): Promise<number | null> {
@@ -85,6 +88,28 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     assert.equal(records[0]?.outcome, 'completed');
     assert.equal((records[0]?.output as Array<{ type: string }>)[0]?.type, 'custom_tool_call');
     assert.ok(records[0]?.loweredRequest, 'the lowered request is logged');
+    // The terminal shows the round trip in one line, without colours when stderr is not a terminal.
+    await cli.outputClosed;
+    assert.match(cli.stderr(), /^\d\d:\d\d:\d\d {2}\S+ {2}qwen3-coder → served-model {2}200 completed {2}\d+\.\d s {2}calls: apply_patch(?: {2}\d+ warnings?)?$/m);
+    assert.ok(!cli.stderr().includes('\u001b['), 'no ANSI colours on a pipe');
+  });
+
+  it('--quiet keeps the warnings and drops the line per round trip; it cannot go with another log level', async () => {
+    const cli = startCli(['serve', '--backend', backend.url, '--port', '0', '--quiet'], 'node');
+    const url = /(http:\/\/\S+)$/.exec(await cli.firstLine)![1]!;
+    backend.enqueue({ toolCalls: [{ name: 'apply_patch', input: '*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\n' }] });
+    await readSseEvents(await postResponses(url, readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json')));
+    cli.child.kill('SIGTERM');
+    assert.equal(await exitCode(cli.child), 0);
+    await cli.outputClosed;
+    assert.match(cli.stderr(), /^\d\d:\d\d:\d\d {4}warning grammar_not_enforced {2}apply_patch \(no call\): /m);
+    assert.doesNotMatch(cli.stderr(), /200 completed/);
+    assert.doesNotMatch(cli.stderr(), /info: listening/);
+
+    const conflicting = startCli(['serve', '--backend', backend.url, '--quiet', '--log-level', 'debug'], 'node');
+    assert.equal(await exitCode(conflicting.child), 2);
+    await conflicting.outputClosed;
+    assert.match(conflicting.stderr(), /--quiet means --log-level warn; it cannot go with --log-level debug/);
   });
 
   it('stops cleanly on SIGTERM and SIGINT', async () => {

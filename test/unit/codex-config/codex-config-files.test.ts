@@ -263,6 +263,8 @@ describe('config.toml', () => {
         'wire_api = "responses"',
         'experimental_bearer_token = "secret-token"',
         'model_catalog_url = "http://127.0.0.1:18080/v1/codex/models?tool_surface=freeform"',
+        'request_max_retries = 2',
+        'stream_max_retries = 1',
         '',
       ].join('\r\n');
     assert.equal(edited, expected);
@@ -285,6 +287,8 @@ describe('config.toml', () => {
           wire_api: 'responses',
           experimental_bearer_token: 'freeform-bridge-needs-no-token',
           model_catalog_url: 'http://127.0.0.1:18080/v1/codex/models?tool_surface=freeform',
+          request_max_retries: 2,
+          stream_max_retries: 1,
         },
       },
     });

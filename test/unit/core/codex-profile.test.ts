@@ -48,6 +48,7 @@ describe('renderCodexProfile', () => {
       model_provider: 'freeform-bridge',
       model_catalog_json: 'freeform-bridge.model_catalog.json',
       model_context_window: 32768,
+      features: { unbounded_connection_retries: false },
       model_providers: {
         'freeform-bridge': {
           name: 'Freeform Bridge',
@@ -55,6 +56,8 @@ describe('renderCodexProfile', () => {
           wire_api: 'responses',
           experimental_bearer_token: 'token-123',
           model_catalog_url: 'http://127.0.0.1:18080/v1/codex/models?tool_surface=freeform',
+          request_max_retries: 2,
+          stream_max_retries: 1,
         },
       },
     });
@@ -313,6 +316,23 @@ describe('profile and make-default edits on existing documents', () => {
     assert.deepEqual(withoutToken.find((edit) => edit.key === 'http_headers'), { kind: 'remove', table: ['model_providers', 'freeform-bridge'], key: 'http_headers' });
   });
 
+  it('sets the retry settings once: a value the user put in the profile stays, a value of the wrong type is replaced', () => {
+    const mine = { features: { unbounded_connection_retries: true }, model_providers: { 'freeform-bridge': { request_max_retries: 6, stream_max_retries: 3 } } };
+    const keys = (edits: readonly { table: readonly string[]; key: string }[]): string[] => edits.map((edit) => [...edit.table, edit.key].join('.'));
+    const kept = keys(createCodexProfileEdits(options(), mine));
+    for (const key of ['features.unbounded_connection_retries', 'model_providers.freeform-bridge.request_max_retries', 'model_providers.freeform-bridge.stream_max_retries']) {
+      assert.ok(!kept.includes(key), `${key} is left as the user set it`);
+    }
+    const wrongType = createCodexProfileEdits(options(), { model_providers: { 'freeform-bridge': { request_max_retries: 'many' } } });
+    assert.deepEqual(wrongType.find((edit) => edit.key === 'request_max_retries'), { kind: 'set', table: ['model_providers', 'freeform-bridge'], key: 'request_max_retries', value: 2 });
+    assert.ok(!keys(createMakeDefaultEdits(options(), null)).includes('features.unbounded_connection_retries'), 'config.toml never gets the global feature switch');
+  });
+
+  it('the profile\'s catalog entry is text-only, as the live catalog is for a backend that reports no vision', () => {
+    const catalog = JSON.parse(renderModelCatalog(options())) as { models: Array<{ input_modalities: string[] }> };
+    assert.deepEqual(catalog.models[0]!.input_modalities, ['text']);
+  });
+
   it('switching to the functions surface removes the catalog reference', () => {
     const freeform = renderCodexProfile(options()).profileText;
     const edited = editTomlText(freeform, createCodexProfileEdits(options({ toolSurface: 'functions' }), parsePlain(freeform)));
@@ -337,6 +357,8 @@ describe('profile and make-default edits on existing documents', () => {
         ['set', 'model_providers.freeform-bridge.experimental_bearer_token'],
         ['set', 'model_providers.freeform-bridge.model_catalog_url'],
         ['remove', 'model_providers.freeform-bridge.http_headers'],
+        ['set', 'model_providers.freeform-bridge.request_max_retries'],
+        ['set', 'model_providers.freeform-bridge.stream_max_retries'],
       ],
     );
     assert.deepEqual(
@@ -383,6 +405,8 @@ describe('profile and make-default edits on existing documents', () => {
           'wire_api = "responses"',
           'experimental_bearer_token = "token-123"',
           'model_catalog_url = "http://127.0.0.1:18080/v1/codex/models?tool_surface=freeform"',
+          'request_max_retries = 2',
+          'stream_max_retries = 1',
           '',
         ].join('\r\n'),
       );
