@@ -1,6 +1,6 @@
 import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
 import type { LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
-import type { SerialisedChatRequest } from '../core/serialise-chat-request.ts';
+import type { EncodedChatRequest } from '../core/outbound-encoding.ts';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import type { RoundTripLabel } from '../core/round-trip-label.ts';
 import type { ChatRequestParts, ExchangeOutcome, ExchangeStartEvent, TrafficListener } from '../core/traffic-event.ts';
@@ -21,7 +21,7 @@ export interface ExchangeReporterOptions {
   now?: () => number;
 }
 
-export type RequestReaders = Pick<SerialisedChatRequest, 'readRequest' | 'readParts'>;
+export type RequestReaders = Pick<EncodedChatRequest, 'readRequest' | 'readParts'>;
 
 /** Where a start event keeps how to read its request: not enumerable, so no copy or encoding of the event sees it. */
 const requestReaders = Symbol('how the start event reads its request');

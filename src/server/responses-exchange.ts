@@ -1,15 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeOptions } from '../core/bridge-options.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
-import type { ToolLoweringCache } from '../core/lower/tool-lowering-cache.ts';
-import type { MessageTextCache } from '../core/message-text-cache.ts';
 import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
 import { mapUpstreamHttpError } from '../core/map-upstream-http-error.ts';
 import type { LargeStringTable } from '../core/large-json-strings.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import { serialiseChatRequest } from '../core/serialise-chat-request.ts';
+import { encodeChatRequest } from '../core/outbound-encoding.ts';
 import type { ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts';
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
@@ -28,10 +26,6 @@ export interface ResponsesExchangeDependencies {
   getOptions: () => BridgeOptions;
   ledger: WarningLedger;
   grammarCache: GrammarCache;
-  /** Tool lists lowered before (tool-lowering-cache.ts), shared by every exchange of one bridge. */
-  toolCache: ToolLoweringCache;
-  /** Each session's last messages and their texts (message-text-cache.ts), shared likewise. */
-  messageCache: MessageTextCache;
   logger: Logger;
   onTraffic: TrafficListener;
   /** Seconds without any event before a `response.in_progress` keepalive goes out; 0 disables. */
@@ -70,7 +64,7 @@ export interface ExchangeLocals {
   exchangeId?: string;
   /**
    * The body's long strings, when the request path carried them as placeholders
-   * (large-json-strings.ts): the parsed body holds placeholders in the text the lowering only copies.
+   * (outbound-encoding.ts): the parsed body holds placeholders in the text the lowering only copies.
    */
   largeStrings?: LargeStringTable;
 }
@@ -127,16 +121,13 @@ function startExchange(dependencies: ExchangeContext, body: unknown, request: In
   locals.roundTrip = roundTrip;
   const startedAtMs = Date.now();
   const options = dependencies.getOptions();
-  const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache, toolCache: dependencies.toolCache });
+  const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache });
   const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair });
   const largeStrings = locals.largeStrings ?? null;
   // Only placeholders of text the lowering copies can be left; anything else it kept, such as a
   // warning quoting an item, is given its real text.
   if (largeStrings) lowered.warnings = largeStrings.restore(lowered.warnings);
-  // A large body's messages hold placeholders drawn for it alone: nothing to share with another request.
-  const session = lowered.summary.promptCacheKey;
-  const messages = largeStrings === null && session !== null ? dependencies.messageCache.serialise(session, lowered.chatRequest.messages) : null;
-  const sent = serialiseChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings, known: { tools: lowered.toolsJson, messages } });
+  const sent = encodeChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings });
   exchange.send(sent.body);
   exchange.reporter.start(lowered, locals.requestBytes ?? Number(request.headers['content-length'] ?? 0), exchange.translator, sent);
   return exchange;

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseWithLargeStrings } from '../core/lower/passthrough-text.ts';
+import { parseRequestBody } from '../core/outbound-encoding.ts';
 import { answerRequestError, reportRejectedExchange, type ErrorAnswerDependencies } from './error-middleware.ts';
 import { assertJsonNestingDepth, createBodyError, createInvalidUtf8Error, MAX_REQUEST_BODY_BYTES } from './request-body-checks.ts';
 import type { ExchangeLocals, ResponsesExchange } from './responses-exchange.ts';
@@ -116,27 +116,18 @@ function readBody(request: IncomingMessage): Promise<BodyBytes> {
   });
 }
 
-function parseText(text: string): unknown {
-  // express.json answers an empty body with {}; validation then names the missing fields.
-  if (text.length === 0) return {};
-  let value: unknown;
+/** Parsed along the outbound encoding's path (outbound-encoding.ts): a large body's long strings are carried as bytes. */
+function parseBody(body: BodyBytes, locals: ExchangeLocals): unknown {
+  let parsed: ReturnType<typeof parseRequestBody>;
   try {
-    value = JSON.parse(text);
+    parsed = parseRequestBody(body.bytes, body.start);
   } catch (error) {
     throw createBodyError('entity.parse.failed', 400, error instanceof Error ? error.message : String(error));
   }
-  assertJsonNestingDepth(value);
-  return value;
-}
-
-/** A large body's long strings are carried as bytes (large-json-strings.ts); anything else is parsed whole. */
-function parseBody(body: BodyBytes, locals: ExchangeLocals): unknown {
-  const carried = parseWithLargeStrings(body.bytes, body.start);
-  if (carried === null) return parseText(body.bytes.toString('utf8', body.start));
   // A long string is one level deep, like the placeholder that stood for it: the same depth as the skeleton's.
-  assertJsonNestingDepth(carried.body);
-  locals.largeStrings = carried.table;
-  return carried.body;
+  assertJsonNestingDepth(parsed.body);
+  if (parsed.largeStrings !== null) locals.largeStrings = parsed.largeStrings;
+  return parsed.body;
 }
 
 export interface ResponsesFastPathDependencies extends ErrorAnswerDependencies {
