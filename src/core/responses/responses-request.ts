@@ -2,7 +2,6 @@ import * as z from '../schema/zod.ts';
 import { InvalidRequestError } from '../errors.ts';
 import { isPlainObject } from '../parse-json.ts';
 import type { PassthroughText } from '../outbound-encoding.ts';
-import { createCheckedParser } from '../schema/compiled-check.ts';
 
 /*
  * The Responses request as Codex 0.154–0.171 sends it. We validate exactly what
@@ -453,9 +452,6 @@ function valueAtPath(root: unknown, path: IssuePath): unknown {
   return current;
 }
 
-/** The request schema, compiled: a valid request is checked without copying it. */
-const parseRequestBody = createCheckedParser(responsesRequestSchema);
-
 /**
  * Validates a request body. Throws `InvalidRequestError` naming the first offending field
  * (`input[3].call_id`) so Codex prints something a user can act on (HTTP 400 is shown verbatim).
@@ -464,7 +460,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (!isPlainObject(body)) {
     throw new InvalidRequestError('the request body must be a JSON object');
   }
-  const result = parseRequestBody(body);
+  const result = z.safeParse(responsesRequestSchema, body);
   if (result.success) return result.data;
   const problems = flattenIssues(result.error.issues as ReadonlyArray<IssueLike>, []).map((problem) => {
     const field = formatIssuePath(problem.path) || '(body)';
