@@ -8,7 +8,7 @@ import { createGrammarCache } from '../src/core/grammar/grammar-cache.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../src/core/lower/convert-responses-request-to-chat-request.ts';
 import { encodeChatRequest, parseRequestBody } from '../src/core/outbound-encoding.ts';
 import { parseJson } from '../src/core/parse-json.ts';
-import { encodeResponsesEvent } from '../src/core/sse/sse-encoder.ts';
+import { encodeSseEvent } from '../src/core/sse/sse-encoder.ts';
 import { ChatSsePump } from '../src/core/stream/chat-sse-pump.ts';
 import { ChatStreamTranslator } from '../src/core/stream/chat-stream-to-responses-events.ts';
 import { createWarningLedger } from '../src/core/warnings.ts';
@@ -33,7 +33,7 @@ export function liftAnswer(answerSse: Buffer, lowered: LoweredRequest): number {
   let bytes = 0;
   const write = (events: ReturnType<ChatStreamTranslator['push']>): void => {
     let text = '';
-    for (const event of events) text += encodeResponsesEvent(event);
+    for (const event of events) text += encodeSseEvent(event);
     bytes += text.length;
   };
   write(translator.start());

@@ -17,7 +17,6 @@ import type { WarningLedger } from '../core/warnings.ts';
 import { ExchangeReporter } from './exchange-reporter.ts';
 import { answerFailure, mapFailureToHttp, type Failure, type FailureTarget, type HttpAnswer, type StreamFailure } from './failure-map.ts';
 import { createJsonSink, createStreamSink, type ResponseSink, type StreamSink } from './response-sink.ts';
-import { ShutdownNotice } from './shutdown-notice.ts';
 import { UpstreamCall } from './upstream-call.ts';
 import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
 
@@ -91,22 +90,13 @@ function headerOf(response: UpstreamResponse, name: string): string | null {
  */
 export type ResponsesExchange = (body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals) => Promise<void>;
 
-/** The dependencies, and what every exchange of one bridge shares. */
-interface ExchangeContext extends ResponsesExchangeDependencies {
-  shutdown: ShutdownNotice | undefined;
-}
-
 export function createResponsesExchange(dependencies: ResponsesExchangeDependencies): ResponsesExchange {
-  const context: ExchangeContext = { ...dependencies, shutdown: dependencies.shutdownSignal ? new ShutdownNotice(dependencies.shutdownSignal) : undefined };
   return async function runExchange(body, request, response, locals) {
-    const exchange = startExchange(context, body, request, response, locals);
-    // The request is on its way (undici holds its body): nothing of the parsed body, its lowered copy
-    // or a large body's bytes may stay reachable from this frame while the generation goes on,
-    // possibly minutes. Kept, they survive every young-generation GC while exchanges are in flight
-    // (scavenge time per request about halved at 32 concurrent requests), a 10 MB history stays
-    // resident, and a large body's buffer, moved to the old generation, is freed only by a full GC,
-    // long after. Only a traffic listener that reads the request keeps it, for as long as it keeps the
-    // start event.
+    const exchange = startExchange(dependencies, body, request, response, locals);
+    // The request is on its way (undici holds its body): the parsed body, its lowered copy and a large
+    // body's bytes must not stay reachable from this frame while the generation goes on, possibly for
+    // minutes, or a 10 MB history stays in memory that long. Only a traffic listener that reads the
+    // request keeps it, for as long as it keeps the start event.
     body = undefined;
     locals.largeStrings = undefined;
     await exchange.run();
@@ -114,7 +104,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
 }
 
 /** Lowers, sends the request and reports its start; every local of it is gone once it returns. */
-function startExchange(dependencies: ExchangeContext, body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Exchange {
+function startExchange(dependencies: ResponsesExchangeDependencies, body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Exchange {
   const exchangeId = createItemId('resp');
   locals.exchangeId = exchangeId;
   const roundTrip = labelRoundTrip(request.headers['x-codex-turn-metadata']);
@@ -140,7 +130,7 @@ function startExchange(dependencies: ExchangeContext, body: unknown, request: In
 class Exchange implements FailureTarget {
   readonly translator: ChatStreamTranslator;
   readonly reporter: ExchangeReporter;
-  private readonly dependencies: ExchangeContext;
+  private readonly dependencies: ResponsesExchangeDependencies;
   private readonly response: ServerResponse;
   private readonly sink: ResponseSink;
   /** The same sink when the answer is a stream (it alone can be committed early); null for JSON. */
@@ -152,7 +142,7 @@ class Exchange implements FailureTarget {
   private pending: Promise<UpstreamResponse> | null = null;
 
   constructor(
-    dependencies: ExchangeContext,
+    dependencies: ResponsesExchangeDependencies,
     response: ServerResponse,
     lowered: LoweredRequest,
     identity: { exchangeId: string; roundTrip: RoundTripLabel; startedAtMs: number; grammarRepair: boolean },
@@ -185,7 +175,7 @@ class Exchange implements FailureTarget {
       upstream: dependencies.upstream,
       idleTimeoutSeconds: dependencies.upstreamIdleTimeoutSeconds,
       commitGraceMs: lowered.clientStream ? dependencies.commitGraceMs : 0,
-      shutdown: dependencies.shutdown,
+      shutdown: dependencies.shutdownSignal,
       // The backend is slow to even answer (queueing proxies): start the stream so Codex's idle timer
       // is fed; an error status from here on becomes response.failed.
       onGraceElapsed: () => this.commit(),
