@@ -15,8 +15,8 @@ export interface ErrorAnswerDependencies {
 
 /**
  * Answers a request that failed with `error` before an exchange took it over (the Express error
- * middleware below). An exchange that
- * started answers its own failures (responses-exchange.ts), through the same failure map.
+ * middleware below). An exchange that started answers its own failures (responses-exchange.ts),
+ * through the same failure map.
  */
 export function answerRequestError(
   error: unknown,
