@@ -1,15 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
-import { InvalidRequestError } from '../core/errors.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 import { createErrorMiddleware, reportRejectedExchange } from './error-middleware.ts';
 import { CODEX_MODEL_CATALOG_PATH } from '../core/model-catalog/model-catalog-entry.ts';
 import { BRIDGE_IDENTITY_PATH, BRIDGE_TRAFFIC_PATH, createBridgeIdentityHandler, createBridgeTrafficHandler } from './bridge-sharing-routes.ts';
 import { createModelCatalogHandler } from './model-catalog-route.ts';
 import { createModelsHandler } from './models-route.ts';
-import { MAX_REQUEST_BODY_BYTES, parseJsonRequestBody } from './request-body-checks.ts';
-import { createResponsesExchange, type ExchangeLocals, type ResponsesExchange, type ResponsesExchangeDependencies } from './responses-exchange.ts';
-import { createSecurityMiddleware } from './security.ts';
+import { createResponsesExchange, type ResponsesExchangeDependencies } from './responses-exchange.ts';
+import { createResponsesRoute, isResponsesPost } from './responses-route.ts';
+import { createSecurityCheck, createSecurityMiddleware } from './security.ts';
 
 export interface AppDependencies extends ResponsesExchangeDependencies {
   getToken: () => string | null;
@@ -21,25 +20,32 @@ export interface AppDependencies extends ResponsesExchangeDependencies {
   subscribeTraffic: (listener: TrafficListener) => () => void;
 }
 
-/** The bridge's request handler, the Express app (pure wiring: listening happens in start-server.ts). */
+/**
+ * The bridge's request handler (pure wiring: listening happens in start-server.ts): `POST
+ * /v1/responses`, every Codex turn, has its own route (responses-route.ts); the Express app serves
+ * every other route.
+ */
 export function createBridgeRequestHandler(dependencies: AppDependencies): (request: IncomingMessage, response: ServerResponse) => void {
   const securityOptions = { allowedHostnames: dependencies.allowedHostnames, getToken: dependencies.getToken };
-  return createApp(
+  const app = createApp(
     dependencies,
-    createResponsesExchange(dependencies),
     createSecurityMiddleware(securityOptions, (path, refusal) => {
       if (path === '/v1/responses') reportRejectedExchange(dependencies.onTraffic, refusal.status, refusal);
     }),
   );
+  const responsesRoute = createResponsesRoute({
+    runExchange: createResponsesExchange(dependencies),
+    checkSecurity: createSecurityCheck(securityOptions),
+    logger: dependencies.logger,
+    onTraffic: dependencies.onTraffic,
+  });
+  return (request, response) => {
+    if (isResponsesPost(request)) responsesRoute(request, response);
+    else app(request, response);
+  };
 }
 
-/** The charset a Content-Type names, or null. */
-function readCharset(contentType: string | undefined): string | null {
-  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '');
-  return match?.[1] ?? null;
-}
-
-function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange, checkSecurity: express.RequestHandler): Express {
+function createApp(dependencies: AppDependencies, checkSecurity: express.RequestHandler): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -72,27 +78,6 @@ function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange
   const sharing = { ...dependencies, backendUrl: dependencies.upstream.baseUrl };
   app.get(BRIDGE_IDENTITY_PATH, createBridgeIdentityHandler(sharing));
   app.get(BRIDGE_TRAFFIC_PATH, createBridgeTrafficHandler(sharing));
-  // Codex resends the whole history on every turn: express's 100 kB default would reject real sessions.
-  // The body is read as bytes (decompressed, within the limit) and parsed by parseJsonRequestBody, so a
-  // large body's long strings are never decoded (outbound-encoding.ts).
-  app.post('/v1/responses', express.raw({ type: 'application/json', limit: MAX_REQUEST_BODY_BYTES }), async (request, response) => {
-    if (!request.is('application/json')) {
-      throw new InvalidRequestError(`expected a JSON body with Content-Type: application/json, got '${request.headers['content-type'] ?? '(none)'}'`, {
-        code: 'unsupported_media_type',
-      });
-    }
-    const bytes = Buffer.isBuffer(request.body) ? request.body : undefined;
-    // The exchange drops its references once the request is lowered; this one must go too.
-    request.body = undefined;
-    const locals = response.locals as ExchangeLocals;
-    // The decompressed size: a compressed or chunked request's Content-Length does not say it.
-    locals.requestBytes = bytes?.length ?? 0;
-    const parsed = parseJsonRequestBody(bytes, readCharset(request.headers['content-type']));
-    if (parsed.largeStrings !== null) locals.largeStrings = parsed.largeStrings;
-    // Returned, not awaited: this frame ends here, so the body's bytes it holds are not kept alive
-    // through a generation that may last minutes.
-    return runExchange(parsed.body, request, response, locals);
-  });
   app.use((request, response) => {
     response.status(404).json({
       error: {

@@ -1,13 +1,16 @@
 import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { InvalidRequestError } from '../core/errors.ts';
 import { parseRequestBody, type ParsedRequestBody } from '../core/outbound-encoding.ts';
 import { exceedsJsonNestingDepth } from '../core/parse-json.ts';
 
 /**
- * The `POST /v1/responses` body from the bytes Express's raw body reader gives (decompressed, within
- * the size limit) to the parsed request: its charset, UTF-8, JSON and nesting checked (bad input).
- * Each failure becomes a specific 4xx through the failure map (failure-map.ts); none reaches lowering.
+ * The `POST /v1/responses` body, from the request's bytes to the parsed request: read (decompressed,
+ * within the size limit), its charset, UTF-8, JSON and nesting checked (bad input). Each failure
+ * becomes a specific 4xx through the failure map (failure-map.ts); none reaches lowering.
  */
 
 /**
@@ -40,6 +43,90 @@ export function createBodyError(type: string, status: number, message: string): 
 
 export function createInvalidUtf8Error(): Error {
   return createBodyError(INVALID_UTF8_ERROR_TYPE, 400, 'request body is not valid UTF-8');
+}
+
+function createTooLargeError(): Error {
+  return createBodyError('entity.too.large', 413, `request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes`);
+}
+
+/** The body's bytes as they arrive: the request itself, or a decompressor it is piped into. */
+function openBodyStream(request: IncomingMessage): Readable {
+  const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  switch (encoding) {
+    case 'identity':
+      return request;
+    case 'gzip':
+    case 'x-gzip':
+      return request.pipe(createGunzip());
+    case 'deflate':
+      return request.pipe(createInflate());
+    case 'br':
+      return request.pipe(createBrotliDecompress());
+    default:
+      throw createBodyError('encoding.unsupported', 415, `unsupported content encoding "${encoding}"`);
+  }
+}
+
+/**
+ * Reads the whole body as bytes, decompressed, and refuses it as soon as it is known to exceed the
+ * limit (the header, or the bytes read, so a compressed bomb is cut off too). A refused body is
+ * drained, not kept: the client still gets its answer on a connection that stays usable. Once the body
+ * is read or refused no listener keeps what was read: the request outlives its body by the whole
+ * exchange.
+ */
+export function readRequestBody(request: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    // A compressed body is never smaller than what it says it sent.
+    if (Number(request.headers['content-length']) > MAX_REQUEST_BODY_BYTES) {
+      request.resume();
+      reject(createTooLargeError());
+      return;
+    }
+    let source: Readable;
+    try {
+      source = openBodyStream(request);
+    } catch (error) {
+      request.resume();
+      reject(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    let chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const finish = (error: Error | null): void => {
+      if (settled) return;
+      settled = true;
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+      chunks = [];
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', onSourceError);
+      request.off('error', onRequestError);
+      if (source !== request) {
+        request.unpipe();
+        source.destroy();
+      }
+      if (error === null) {
+        resolve(body);
+        return;
+      }
+      request.resume();
+      reject(error);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > MAX_REQUEST_BODY_BYTES) finish(createTooLargeError());
+      else chunks.push(chunk);
+    };
+    const onEnd = (): void => finish(null);
+    const onRequestError = (error: Error): void => finish(createBodyError('request.aborted', 400, `request body could not be read: ${error.message}`));
+    const onSourceError = (error: Error): void =>
+      finish(source === request ? createBodyError('request.aborted', 400, `request body could not be read: ${error.message}`) : createBodyError('unreadable_body', 400, `request body could not be read (check its Content-Encoding): ${error.message}`));
+    source.on('data', onData);
+    source.on('end', onEnd);
+    source.on('error', onSourceError);
+    if (source !== request) request.on('error', onRequestError);
+  });
 }
 
 /** A UTF-8 byte order mark, dropped before parsing as a JSON body parser drops it. */

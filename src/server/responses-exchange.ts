@@ -83,9 +83,9 @@ function headerOf(response: UpstreamResponse, name: string): string | null {
 
 /**
  * One `POST /v1/responses` exchange, from a parsed body to the last event: lower, call the backend,
- * lift its answer back as it streams. Transport-neutral on purpose: the Express route (create-app.ts)
- * reads and parses the body and ends here. A request refused before the exchange starts (lowering) is thrown for the caller to
- * answer; from the start on, the exchange answers every failure itself.
+ * lift its answer back as it streams. Transport-neutral on purpose: its route (responses-route.ts)
+ * reads and parses the body and ends here. A request refused before the exchange starts (lowering) is
+ * thrown for the caller to answer; from the start on, the exchange answers every failure itself.
  */
 export type ResponsesExchange = (body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals) => Promise<void>;
 
