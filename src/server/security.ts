@@ -50,7 +50,7 @@ export interface SecurityRefusal {
 
 /**
  * The checks themselves, on Node's own request type: the Express middleware below and the
- * `POST /v1/responses` fast path both run them, so no path skips one.
+ * `POST /v1/responses` route (responses-route.ts) both run them, so no path skips one.
  */
 export function createSecurityCheck(options: SecurityOptions): (request: IncomingMessage, path: string) => SecurityRefusal | null {
   const extraHostnames = new Set(options.allowedHostnames.map((name) => name.toLowerCase()));
