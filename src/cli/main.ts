@@ -6,7 +6,6 @@ import { runCodexConfigCommand } from './codex-config-command.ts';
 import { reportBackendAtStart, runDoctorCommand } from './doctor-command.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 import { DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
-import { configureDedicatedProcess, DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES, DEDICATED_PROCESS_V8_FLAGS } from '../server/dedicated-process.ts';
 import { BRIDGE_VERSION, startBridgeServer } from '../server/start-server.ts';
 
 const USAGE = `freeform-bridge ${BRIDGE_VERSION} — lets Codex's free-form tools work with function-only Chat Completions backends
@@ -103,10 +102,6 @@ async function serve(argv: string[]): Promise<void> {
   if (!endsInVersionSegment(values.backend)) {
     logger.warn(`the backend URL ${values.backend} does not end in /v1; OpenAI-compatible servers answer 404 without it (e.g. ${values.backend.replace(/\/+$/, '')}/v1)`);
   }
-
-  // This process runs the bridge alone (dedicated-process.ts).
-  configureDedicatedProcess();
-  logger.debug(`V8 settings for a process that runs the bridge alone: ${DEDICATED_PROCESS_V8_FLAGS.join(' ')}, new space held at ${DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES / 1024 / 1024} MB`);
 
   let bridge;
   try {

@@ -118,7 +118,7 @@ export type BridgeTrafficListener = (event: BridgeTrafficEvent) => void;
 
 /**
  * A start event without some of its request fields, copied key by key: those fields may be built on
- * first read (serialise-chat-request.ts), and a rest pattern would build them only to drop them.
+ * first read (outbound-encoding.ts), and a rest pattern would build them only to drop them.
  */
 export function omitStartFields<K extends 'loweredRequest' | 'loweredRequestParts'>(event: ExchangeStartEvent, omitted: readonly K[]): Omit<ExchangeStartEvent, K> {
   const rest: Record<string, unknown> = {};

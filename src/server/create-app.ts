@@ -7,10 +7,9 @@ import { CODEX_MODEL_CATALOG_PATH } from '../core/model-catalog/model-catalog-en
 import { BRIDGE_IDENTITY_PATH, BRIDGE_TRAFFIC_PATH, createBridgeIdentityHandler, createBridgeTrafficHandler } from './bridge-sharing-routes.ts';
 import { createModelCatalogHandler } from './model-catalog-route.ts';
 import { createModelsHandler } from './models-route.ts';
-import { MAX_REQUEST_BODY_BYTES, rejectDeeplyNestedBody, verifyUtf8Body } from './request-body-checks.ts';
+import { MAX_REQUEST_BODY_BYTES, parseJsonRequestBody } from './request-body-checks.ts';
 import { createResponsesExchange, type ExchangeLocals, type ResponsesExchange, type ResponsesExchangeDependencies } from './responses-exchange.ts';
-import { createResponsesFastPath } from './responses-fast-path.ts';
-import { createSecurityCheck, createSecurityMiddleware } from './security.ts';
+import { createSecurityMiddleware } from './security.ts';
 
 export interface AppDependencies extends ResponsesExchangeDependencies {
   getToken: () => string | null;
@@ -22,30 +21,22 @@ export interface AppDependencies extends ResponsesExchangeDependencies {
   subscribeTraffic: (listener: TrafficListener) => () => void;
 }
 
-/**
- * The bridge's request handler (pure wiring: listening happens in start-server.ts). A
- * plain-JSON `POST /v1/responses` — every Codex turn — takes the fast path; everything else, and
- * every unusual form of that request, goes through the Express app.
- */
+/** The bridge's request handler, the Express app (pure wiring: listening happens in start-server.ts). */
 export function createBridgeRequestHandler(dependencies: AppDependencies): (request: IncomingMessage, response: ServerResponse) => void {
-  const runExchange = createResponsesExchange(dependencies);
   const securityOptions = { allowedHostnames: dependencies.allowedHostnames, getToken: dependencies.getToken };
-  const app = createApp(
+  return createApp(
     dependencies,
-    runExchange,
+    createResponsesExchange(dependencies),
     createSecurityMiddleware(securityOptions, (path, refusal) => {
       if (path === '/v1/responses') reportRejectedExchange(dependencies.onTraffic, refusal.status, refusal);
     }),
   );
-  const fastPath = createResponsesFastPath({
-    runExchange,
-    checkSecurity: createSecurityCheck(securityOptions),
-    logger: dependencies.logger,
-    onTraffic: dependencies.onTraffic,
-  });
-  return (request, response) => {
-    if (!fastPath(request, response)) app(request, response);
-  };
+}
+
+/** The charset a Content-Type names, or null. */
+function readCharset(contentType: string | undefined): string | null {
+  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '');
+  return match?.[1] ?? null;
 }
 
 function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange, checkSecurity: express.RequestHandler): Express {
@@ -54,8 +45,6 @@ function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange
   app.set('etag', false);
 
   app.use(checkSecurity);
-  /** Body sizes from express.json's verify hook, read back by the route below. */
-  const bodyBytes = new WeakMap<IncomingMessage, number>();
 
   app.get('/healthz', (_request, response) => {
     response.json({ status: 'ok', name: 'freeform-bridge', version: dependencies.version, backend: dependencies.upstream.baseUrl });
@@ -84,34 +73,26 @@ function createApp(dependencies: AppDependencies, runExchange: ResponsesExchange
   app.get(BRIDGE_IDENTITY_PATH, createBridgeIdentityHandler(sharing));
   app.get(BRIDGE_TRAFFIC_PATH, createBridgeTrafficHandler(sharing));
   // Codex resends the whole history on every turn: express's 100 kB default would reject real sessions.
-  app.post(
-    '/v1/responses',
-    // Invalid UTF-8 and absurd nesting are refused with a 400 here (request-body-checks.ts), before lowering.
-    express.json({
-      limit: MAX_REQUEST_BODY_BYTES,
-      strict: false,
-      verify: (request, response, body, encoding) => {
-        verifyUtf8Body(request, response, body, encoding);
-        // The decoded size: a compressed or chunked request's Content-Length does not say it.
-        bodyBytes.set(request, body.length);
-      },
-    }),
-    rejectDeeplyNestedBody,
-    async (request, response) => {
-      if (!request.is('application/json')) {
-        throw new InvalidRequestError(
-          `expected a JSON body with Content-Type: application/json, got '${request.headers['content-type'] ?? '(none)'}'`,
-          { code: 'unsupported_media_type' },
-        );
-      }
-      const body: unknown = request.body;
-      // The exchange drops its reference once the request is lowered; this one must go too.
-      request.body = undefined;
-      const locals = response.locals as ExchangeLocals;
-      locals.requestBytes = bodyBytes.get(request) ?? 0;
-      await runExchange(body, request, response, locals);
-    },
-  );
+  // The body is read as bytes (decompressed, within the limit) and parsed by parseJsonRequestBody, so a
+  // large body's long strings are never decoded (outbound-encoding.ts).
+  app.post('/v1/responses', express.raw({ type: 'application/json', limit: MAX_REQUEST_BODY_BYTES }), async (request, response) => {
+    if (!request.is('application/json')) {
+      throw new InvalidRequestError(`expected a JSON body with Content-Type: application/json, got '${request.headers['content-type'] ?? '(none)'}'`, {
+        code: 'unsupported_media_type',
+      });
+    }
+    const bytes = Buffer.isBuffer(request.body) ? request.body : undefined;
+    // The exchange drops its references once the request is lowered; this one must go too.
+    request.body = undefined;
+    const locals = response.locals as ExchangeLocals;
+    // The decompressed size: a compressed or chunked request's Content-Length does not say it.
+    locals.requestBytes = bytes?.length ?? 0;
+    const parsed = parseJsonRequestBody(bytes, readCharset(request.headers['content-type']));
+    if (parsed.largeStrings !== null) locals.largeStrings = parsed.largeStrings;
+    // Returned, not awaited: this frame ends here, so the body's bytes it holds are not kept alive
+    // through a generation that may last minutes.
+    return runExchange(parsed.body, request, response, locals);
+  });
   app.use((request, response) => {
     response.status(404).json({
       error: {

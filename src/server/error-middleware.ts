@@ -14,9 +14,9 @@ export interface ErrorAnswerDependencies {
 }
 
 /**
- * Answers a request that failed with `error` before an exchange took it over, whichever path served
- * it (the Express error middleware below, or the `POST /v1/responses` fast path). An exchange that
- * started answers its own failures (responses-exchange.ts), through the same failure map.
+ * Answers a request that failed with `error` before an exchange took it over (the Express error
+ * middleware below). An exchange that started answers its own failures (responses-exchange.ts),
+ * through the same failure map.
  */
 export function answerRequestError(
   error: unknown,

@@ -1,15 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeOptions } from '../core/bridge-options.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
-import type { ToolLoweringCache } from '../core/lower/tool-lowering-cache.ts';
-import type { MessageTextCache } from '../core/message-text-cache.ts';
 import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
 import { mapUpstreamHttpError } from '../core/map-upstream-http-error.ts';
 import type { LargeStringTable } from '../core/large-json-strings.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import { serialiseChatRequest } from '../core/serialise-chat-request.ts';
+import { encodeChatRequest } from '../core/outbound-encoding.ts';
 import type { ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts';
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
@@ -19,7 +17,6 @@ import type { WarningLedger } from '../core/warnings.ts';
 import { ExchangeReporter } from './exchange-reporter.ts';
 import { answerFailure, mapFailureToHttp, type Failure, type FailureTarget, type HttpAnswer, type StreamFailure } from './failure-map.ts';
 import { createJsonSink, createStreamSink, type ResponseSink, type StreamSink } from './response-sink.ts';
-import { ShutdownNotice } from './shutdown-notice.ts';
 import { UpstreamCall } from './upstream-call.ts';
 import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
 
@@ -28,10 +25,6 @@ export interface ResponsesExchangeDependencies {
   getOptions: () => BridgeOptions;
   ledger: WarningLedger;
   grammarCache: GrammarCache;
-  /** Tool lists lowered before (tool-lowering-cache.ts), shared by every exchange of one bridge. */
-  toolCache: ToolLoweringCache;
-  /** Each session's last messages and their texts (message-text-cache.ts), shared likewise. */
-  messageCache: MessageTextCache;
   logger: Logger;
   onTraffic: TrafficListener;
   /** Seconds without any event before a `response.in_progress` keepalive goes out; 0 disables. */
@@ -70,7 +63,7 @@ export interface ExchangeLocals {
   exchangeId?: string;
   /**
    * The body's long strings, when the request path carried them as placeholders
-   * (large-json-strings.ts): the parsed body holds placeholders in the text the lowering only copies.
+   * (outbound-encoding.ts): the parsed body holds placeholders in the text the lowering only copies.
    */
   largeStrings?: LargeStringTable;
 }
@@ -90,29 +83,19 @@ function headerOf(response: UpstreamResponse, name: string): string | null {
 
 /**
  * One `POST /v1/responses` exchange, from a parsed body to the last event: lower, call the backend,
- * lift its answer back as it streams. Transport-neutral on purpose: the fast path
- * (responses-fast-path.ts) and the Express route (create-app.ts) read the body their own way and
- * both end here. A request refused before the exchange starts (lowering) is thrown for the caller to
+ * lift its answer back as it streams. Transport-neutral on purpose: the Express route (create-app.ts)
+ * reads and parses the body and ends here. A request refused before the exchange starts (lowering) is thrown for the caller to
  * answer; from the start on, the exchange answers every failure itself.
  */
 export type ResponsesExchange = (body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals) => Promise<void>;
 
-/** The dependencies, and what every exchange of one bridge shares. */
-interface ExchangeContext extends ResponsesExchangeDependencies {
-  shutdown: ShutdownNotice | undefined;
-}
-
 export function createResponsesExchange(dependencies: ResponsesExchangeDependencies): ResponsesExchange {
-  const context: ExchangeContext = { ...dependencies, shutdown: dependencies.shutdownSignal ? new ShutdownNotice(dependencies.shutdownSignal) : undefined };
   return async function runExchange(body, request, response, locals) {
-    const exchange = startExchange(context, body, request, response, locals);
-    // The request is on its way (undici holds its body): nothing of the parsed body, its lowered copy
-    // or a large body's bytes may stay reachable from this frame while the generation goes on,
-    // possibly minutes. Kept, they survive every young-generation GC while exchanges are in flight
-    // (scavenge time per request about halved at 32 concurrent requests), a 10 MB history stays
-    // resident, and a large body's buffer, moved to the old generation, is freed only by a full GC,
-    // long after. Only a traffic listener that reads the request keeps it, for as long as it keeps the
-    // start event.
+    const exchange = startExchange(dependencies, body, request, response, locals);
+    // The request is on its way (undici holds its body): the parsed body, its lowered copy and a large
+    // body's bytes must not stay reachable from this frame while the generation goes on, possibly for
+    // minutes, or a 10 MB history stays in memory that long. Only a traffic listener that reads the
+    // request keeps it, for as long as it keeps the start event.
     body = undefined;
     locals.largeStrings = undefined;
     await exchange.run();
@@ -120,23 +103,20 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
 }
 
 /** Lowers, sends the request and reports its start; every local of it is gone once it returns. */
-function startExchange(dependencies: ExchangeContext, body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Exchange {
+function startExchange(dependencies: ResponsesExchangeDependencies, body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Exchange {
   const exchangeId = createItemId('resp');
   locals.exchangeId = exchangeId;
   const roundTrip = labelRoundTrip(request.headers['x-codex-turn-metadata']);
   locals.roundTrip = roundTrip;
   const startedAtMs = Date.now();
   const options = dependencies.getOptions();
-  const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache, toolCache: dependencies.toolCache });
+  const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache });
   const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair });
   const largeStrings = locals.largeStrings ?? null;
   // Only placeholders of text the lowering copies can be left; anything else it kept, such as a
   // warning quoting an item, is given its real text.
   if (largeStrings) lowered.warnings = largeStrings.restore(lowered.warnings);
-  // A large body's messages hold placeholders drawn for it alone: nothing to share with another request.
-  const session = lowered.summary.promptCacheKey;
-  const messages = largeStrings === null && session !== null ? dependencies.messageCache.serialise(session, lowered.chatRequest.messages) : null;
-  const sent = serialiseChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings, known: { tools: lowered.toolsJson, messages } });
+  const sent = encodeChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings });
   exchange.send(sent.body);
   exchange.reporter.start(lowered, locals.requestBytes ?? Number(request.headers['content-length'] ?? 0), exchange.translator, sent);
   return exchange;
@@ -149,7 +129,7 @@ function startExchange(dependencies: ExchangeContext, body: unknown, request: In
 class Exchange implements FailureTarget {
   readonly translator: ChatStreamTranslator;
   readonly reporter: ExchangeReporter;
-  private readonly dependencies: ExchangeContext;
+  private readonly dependencies: ResponsesExchangeDependencies;
   private readonly response: ServerResponse;
   private readonly sink: ResponseSink;
   /** The same sink when the answer is a stream (it alone can be committed early); null for JSON. */
@@ -161,7 +141,7 @@ class Exchange implements FailureTarget {
   private pending: Promise<UpstreamResponse> | null = null;
 
   constructor(
-    dependencies: ExchangeContext,
+    dependencies: ResponsesExchangeDependencies,
     response: ServerResponse,
     lowered: LoweredRequest,
     identity: { exchangeId: string; roundTrip: RoundTripLabel; startedAtMs: number; grammarRepair: boolean },
@@ -194,7 +174,7 @@ class Exchange implements FailureTarget {
       upstream: dependencies.upstream,
       idleTimeoutSeconds: dependencies.upstreamIdleTimeoutSeconds,
       commitGraceMs: lowered.clientStream ? dependencies.commitGraceMs : 0,
-      shutdown: dependencies.shutdown,
+      shutdown: dependencies.shutdownSignal,
       // The backend is slow to even answer (queueing proxies): start the stream so Codex's idle timer
       // is fed; an error status from here on becomes response.failed.
       onGraceElapsed: () => this.commit(),

@@ -49,8 +49,8 @@ export interface SecurityRefusal {
 }
 
 /**
- * The checks themselves, on Node's own request type: the Express middleware below and the
- * `POST /v1/responses` fast path both run them, so no path skips one.
+ * The checks themselves, on Node's own request type, run by the Express middleware below for every
+ * route.
  */
 export function createSecurityCheck(options: SecurityOptions): (request: IncomingMessage, path: string) => SecurityRefusal | null {
   const extraHostnames = new Set(options.allowedHostnames.map((name) => name.toLowerCase()));

@@ -11,8 +11,6 @@ import { redactSecrets } from '../core/redact-secrets.ts';
 import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 import { createWarningLedger } from '../core/warnings.ts';
 import { createGrammarCache } from '../core/grammar/grammar-cache.ts';
-import { createToolLoweringCache } from '../core/lower/tool-lowering-cache.ts';
-import { createMessageTextCache } from '../core/message-text-cache.ts';
 import { createBridgeRequestHandler } from './create-app.ts';
 import { createExchangeLogWriter } from './exchange-log.ts';
 import { isLoopbackHostname } from './security.ts';
@@ -130,8 +128,6 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     getOptions: () => options,
     ledger: createWarningLedger(),
     grammarCache: createGrammarCache(),
-    toolCache: createToolLoweringCache(),
-    messageCache: createMessageTextCache(),
     logger,
     onTraffic,
     getToken,

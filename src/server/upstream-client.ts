@@ -1,4 +1,3 @@
-import type { EventEmitter } from 'node:events';
 import type { Agent as UndiciAgent, Dispatcher } from 'undici';
 import { Agent, request } from './undici-lean.ts';
 import { normaliseBackendUrl } from '../core/backend-url.ts';
@@ -32,12 +31,9 @@ export interface UpstreamResponse {
   discard(): void;
 }
 
-/** What can abort a backend request: an AbortSignal, or the EventEmitter form undici takes too (upstream-call.ts). */
-export type UpstreamAbortSignal = AbortSignal | (EventEmitter & { readonly aborted: boolean; readonly reason: unknown });
-
 export interface UpstreamClient {
   readonly baseUrl: string;
-  postChatCompletions(body: string | Uint8Array, signal: UpstreamAbortSignal): Promise<UpstreamResponse>;
+  postChatCompletions(body: string | Uint8Array, signal: AbortSignal): Promise<UpstreamResponse>;
   getModels(signal: AbortSignal): Promise<UpstreamResponse>;
   /**
    * A request to the backend server's own endpoints beside its OpenAI ones (llama.cpp `/props`,
@@ -173,7 +169,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     method: 'GET' | 'POST',
     path: string,
     body: string | Uint8Array | undefined,
-    signal: UpstreamAbortSignal,
+    signal: AbortSignal,
     root: string = baseUrl,
   ): Promise<UpstreamResponse> {
     const url = `${root}${path}`;

@@ -1,10 +1,10 @@
 import { chatCompletionChunkSchema, type ChatCompletionChunk } from '../chat/chat-completions-api.ts';
 import { isContextOverflowMessage } from '../map-upstream-error.ts';
 import { isPlainObject, parseJson } from '../parse-json.ts';
-import { createCheckedParser } from '../schema/compiled-check.ts';
+import * as z from '../schema/zod.ts';
 
-/** Every streamed chunk is checked: compiled, so a valid chunk is not copied. */
-const parseChunk = createCheckedParser(chatCompletionChunkSchema);
+/** Every streamed chunk is checked. */
+const parseChunk = (value: unknown) => z.safeParse(chatCompletionChunkSchema, value);
 
 /**
  * One dispatched SSE event from a backend stream. `event` and `id` are null when the

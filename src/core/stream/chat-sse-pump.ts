@@ -1,7 +1,7 @@
 import { chatCompletionSchema } from '../chat/chat-completions-api.ts';
 import { parseJson } from '../parse-json.ts';
 import type { ResponsesStreamEvent } from '../responses/responses-output.ts';
-import { createCheckedParser } from '../schema/compiled-check.ts';
+import * as z from '../schema/zod.ts';
 import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../sse/sse-decoder.ts';
 import type { ChatStreamTranslator } from './chat-stream-to-responses-events.ts';
 import { convertChatCompletionToChunk } from './convert-chat-completion-to-chunk.ts';
@@ -87,15 +87,13 @@ export class ChatSsePump {
   }
 }
 
-const parseCompletion = createCheckedParser(chatCompletionSchema);
-
 /**
  * A backend that answers a stream request with one JSON completion (a proxy that does not stream):
  * the completion goes through the same translator as one chunk, so both shapes are lifted alike.
  */
 export function liftJsonCompletion(translator: ChatStreamTranslator, text: string, options: Pick<ChatSsePumpOptions, 'source'> = {}): ResponsesStreamEvent[] {
   const parsed = parseJson(text);
-  const completion = parsed.success ? parseCompletion(parsed.value) : null;
+  const completion = parsed.success ? z.safeParse(chatCompletionSchema, parsed.value) : null;
   if (!completion?.success) {
     return translator.fail({ code: 'server_error', message: `backend answered a stream request with unreadable JSON${naming(options.source)}` });
   }

@@ -245,14 +245,6 @@ export class ChatStreamTranslator {
     this.events.push(sequenced);
   }
 
-  /**
-   * A delta, already sequenced: built as one literal, where `emit` copies its event into a new object
-   * (a token's event costs about a fifth less, and the encoder's fast path reads a stable shape).
-   */
-  private emitDelta(event: ResponsesStreamEvent): void {
-    this.events.push(event);
-  }
-
   private ensureStarted(): void {
     if (this.started) return;
     this.started = true;
@@ -361,8 +353,7 @@ export class ChatStreamTranslator {
 
   private emitTextDelta(item: TextItemState, delta: string): void {
     const type = item.kind === 'reasoning' ? 'response.reasoning_text.delta' : 'response.output_text.delta';
-    // A delta per token: written as a literal with its sequence number (see emitDelta).
-    this.emitDelta({ type, sequence_number: this.sequenceNumber++, item_id: item.itemId, output_index: item.outputIndex, content_index: 0, delta });
+    this.emit({ type, item_id: item.itemId, output_index: item.outputIndex, content_index: 0, delta });
   }
 
   /** The next item opens: the active text item stops receiving text and closes. */
@@ -519,14 +510,13 @@ export class ChatStreamTranslator {
 
   private emitCallDelta(call: ToolCallState, fragment: string): void {
     if (call.itemType === 'function_call') {
-      this.emitDelta({ type: 'response.function_call_arguments.delta', sequence_number: this.sequenceNumber++, item_id: call.itemId, output_index: call.outputIndex, delta: fragment });
+      this.emit({ type: 'response.function_call_arguments.delta', item_id: call.itemId, output_index: call.outputIndex, delta: fragment });
       return;
     }
     const delta = call.decoder ? call.decoder.push(fragment) : fragment;
     if (delta === '') return;
-    this.emitDelta({
+    this.emit({
       type: 'response.custom_tool_call_input.delta',
-      sequence_number: this.sequenceNumber++,
       item_id: call.itemId,
       call_id: call.callId,
       output_index: call.outputIndex,

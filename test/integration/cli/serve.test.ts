@@ -131,14 +131,6 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     assert.equal(cli.stderr(), "freeform-bridge: unknown option '--prot' (see `freeform-bridge serve --help`)\n");
   });
 
-  it('says at debug level which V8 settings it set for a process that runs the bridge alone', async () => {
-    const cli = startCli(['serve', '--backend', backend.url, '--port', '0', '--log-level', 'debug'], 'node');
-    await cli.firstLine;
-    cli.child.kill('SIGTERM');
-    assert.equal(await exitCode(cli.child), 0);
-    assert.match(cli.stderr(), /debug: V8 settings for a process that runs the bridge alone: --no-wasm-tier-up --no-wasm-dynamic-tiering, new space held at 16 MB\n/);
-  });
-
   it('prints one line per failed exchange at the default log level, and names a backend URL without /v1', async () => {
     const withoutVersion = backend.url.replace(/\/v1$/, '');
     const cli = startCli(['serve', '--backend', withoutVersion, '--port', '0'], 'node');

@@ -2,7 +2,6 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { CallAbortSignal } from '../../../src/server/upstream-call.ts';
 import { createUpstreamClient, type UpstreamClient, type UpstreamResponse } from '../../../src/server/upstream-client.ts';
 import { Agent } from 'undici';
 
@@ -109,13 +108,13 @@ describe('UpstreamResponse: consume, release, discard', () => {
     assert.equal(await (await post()).text(), 'data: after\n\n', 'the client keeps working on a new socket');
   });
 
-  it('aborts a request in flight through the lean call signal, before and after the answer started', { timeout: 10_000 }, async () => {
+  it('aborts a request in flight through its signal, before and after the answer started', { timeout: 10_000 }, async () => {
     // The backend never answers: only the abort can end the first call.
     let arrived: () => void = () => {};
     const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
     handler = () => arrived();
-    const waiting = new CallAbortSignal();
-    const pending = client.postChatCompletions('{}', waiting);
+    const waiting = new AbortController();
+    const pending = client.postChatCompletions('{}', waiting.signal);
     await requestArrived;
     const socket = requestSockets[requestSockets.length - 1] as Socket;
     waiting.abort(new Error('client disconnected'));
@@ -124,8 +123,8 @@ describe('UpstreamResponse: consume, release, discard', () => {
 
     // Aborted while the body streams: the body fails with the same reason.
     handler = answerInParts(['data: 1\n\n', 'data: 2\n\n', 'data: [DONE]\n\n']);
-    const streaming = new CallAbortSignal();
-    const response = await client.postChatCompletions('{}', streaming);
+    const streaming = new AbortController();
+    const response = await client.postChatCompletions('{}', streaming.signal);
     await assert.rejects(
       response.consume(() => {
         streaming.abort(new Error('backend idle timeout'));
@@ -136,9 +135,9 @@ describe('UpstreamResponse: consume, release, discard', () => {
 
     // Aborted before it is sent: undici never sends it.
     const requestsSoFar = requestSockets.length;
-    const early = new CallAbortSignal();
+    const early = new AbortController();
     early.abort(new Error('bridge stopping'));
-    await assert.rejects(client.postChatCompletions('{}', early), /bridge stopping/);
+    await assert.rejects(client.postChatCompletions('{}', early.signal), /bridge stopping/);
     assert.equal(requestSockets.length, requestsSoFar);
   });
 
