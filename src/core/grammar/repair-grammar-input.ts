@@ -102,14 +102,14 @@ function completeEnding(stage: GrammarRepair, patchEnvelope: boolean): GrammarRe
   return candidates;
 }
 
-function splitFirstLine(text: string): { first: string; rest: string } | null {
+export function splitFirstLine(text: string): { first: string; rest: string } | null {
   const end = text.indexOf('\n');
   if (end < 0 || end > MAX_OPENER_LENGTH) return null;
   return { first: text.slice(0, end), rest: text.slice(end + 1) };
 }
 
 /** ```` ```lang … ``` ```` (or `~~~`) around the whole payload; the body keeps its final newline. */
-function removeCodeFence(text: string): string | null {
+export function removeCodeFence(text: string): string | null {
   const trimmed = text.trim();
   const split = splitFirstLine(trimmed);
   if (split === null) return null;
@@ -137,7 +137,7 @@ function removeShellHeredoc(text: string): string | null {
 }
 
 /** `{"input": "…"}`, `{"patch": "…"}` or `{"command": ["apply_patch", "…"]}` written inside the string. */
-function removeJsonWrapper(text: string): string | null {
+export function removeJsonWrapper(text: string): string | null {
   const trimmed = text.trim();
   if (!trimmed.startsWith('{') || !trimmed.endsWith('}')) return null;
   const parsed = parseJson(trimmed);
@@ -148,12 +148,13 @@ function removeJsonWrapper(text: string): string | null {
     if (typeof candidate === 'string') return candidate;
   }
   const command = value.command;
-  if (Array.isArray(command) && command[0] === 'apply_patch' && typeof command[1] === 'string') return command[1];
+  // Exactly the command and its one argument: anything more would be dropped unseen.
+  if (Array.isArray(command) && command.length === 2 && command[0] === 'apply_patch' && typeof command[1] === 'string') return command[1];
   return null;
 }
 
 /** `"*** Begin Patch\n…"`: the payload JSON-quoted once more inside the string. */
-function decodeJsonString(text: string): string | null {
+export function decodeJsonString(text: string): string | null {
   const trimmed = text.trim();
   if (trimmed.length < 2 || !trimmed.startsWith('"') || !trimmed.endsWith('"')) return null;
   const parsed = parseJson(trimmed);
@@ -169,7 +170,7 @@ function removeSurroundingWhitespace(text: string): string | null {
 }
 
 /** `*** Begin Patch ***`, `***Begin Patch:` … as the first or last line (opencodex#372: 47 failures in one session). */
-function normalisePatchMarkers(text: string): string | null {
+export function normalisePatchMarkers(text: string): string | null {
   const firstBreak = text.indexOf('\n');
   if (firstBreak < 0) return null;
   const bodyEnd = text.trimEnd().length;
