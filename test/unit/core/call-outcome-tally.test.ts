@@ -1,0 +1,36 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { countCallOutcomes, formatCallOutcomeLine } from '../../../src/core/call-outcome-tally.ts';
+import type { ResponsesOutputItem } from '../../../src/core/responses/responses-output.ts';
+import { createWarning } from '../../../src/core/warnings.ts';
+import { createCallTally } from '../../../src/cli/call-tally.ts';
+
+const call = (callId: string): ResponsesOutputItem => ({ type: 'custom_tool_call', id: `ctc_${callId}`, call_id: callId, name: 'apply_patch', input: 'x', status: 'completed' });
+
+describe('countCallOutcomes', () => {
+  it('counts each call once: valid, repaired, delivered with a warning, refused', () => {
+    const warnings = [
+      createWarning('grammar_repaired', 'fence removed', { callId: 'b' }),
+      createWarning('grammar_mismatch', 'Codex will reject', { callId: 'c' }),
+      createWarning('truncated', 'cut by length', { callId: 'd' }),
+      createWarning('duplicate_call_id', 'renamed', { callId: 'a' }),
+      createWarning('finish_reason_unusual', 'not about a call'),
+    ];
+    assert.deepEqual(countCallOutcomes([call('a'), call('b'), call('c')], warnings), { valid: 1, repaired: 1, warned: 1, refused: 1 });
+  });
+});
+
+describe('per-model tally line', () => {
+  it('keeps running counts per model and prints the model line after each round trip with calls', () => {
+    const lines: string[] = [];
+    const tally = createCallTally((line) => lines.push(line));
+    tally('qwen3-coder', { valid: 2, repaired: 1, warned: 0, refused: 0 });
+    tally('gemma4', { valid: 0, repaired: 0, warned: 0, refused: 0 });
+    tally('qwen3-coder', { valid: 0, repaired: 0, warned: 1, refused: 1 });
+    assert.deepEqual(lines, [
+      'qwen3-coder: 3 tool calls, 2 valid, 1 repaired, 0 with a warning, 0 refused\n',
+      'qwen3-coder: 5 tool calls, 2 valid, 1 repaired, 1 with a warning, 1 refused\n',
+    ]);
+    assert.equal(formatCallOutcomeLine('', { valid: 1, repaired: 0, warned: 0, refused: 0 }), 'unknown model: 1 tool call, 1 valid, 0 repaired, 0 with a warning, 0 refused');
+  });
+});
