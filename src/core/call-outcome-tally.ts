@@ -1,11 +1,14 @@
 import type { ResponsesOutputItem } from './responses/responses-output.ts';
-import type { BridgeWarning } from './warnings.ts';
+import type { BridgeWarning, WarningKind } from './warnings.ts';
 
 /*
  * How the tool calls a model wrote arrived, so models and settings can be compared: valid as written,
  * repaired by the bridge (grammar_repaired), delivered with a warning, or refused (cut off, never run).
  * Counted per call from the items and warnings of one response; summed per model by the caller.
  */
+
+/** Warnings that say the bridge changed the payload into the one reading it has, and nothing more. */
+const REPAIR_KINDS: ReadonlySet<WarningKind> = new Set(['grammar_repaired', 'double_encoded', 'missing_key']);
 
 export interface CallOutcomeCounts {
   valid: number;
@@ -33,9 +36,10 @@ export function countCallOutcomes(items: readonly ResponsesOutputItem[], warning
     if (item.type !== 'custom_tool_call' && item.type !== 'function_call') continue;
     delivered.add(item.call_id);
     const callWarnings = byCall.get(item.call_id) ?? [];
-    if (callWarnings.some((warning) => warning.kind === 'grammar_repaired')) counts.repaired += 1;
-    else if (callWarnings.some((warning) => warning.kind !== 'duplicate_call_id')) counts.warned += 1;
-    else counts.valid += 1;
+    const concerns = callWarnings.filter((warning) => warning.kind !== 'duplicate_call_id');
+    if (concerns.length === 0) counts.valid += 1;
+    else if (concerns.every((warning) => REPAIR_KINDS.has(warning.kind))) counts.repaired += 1;
+    else counts.warned += 1;
   }
   for (const [callId, callWarnings] of byCall) {
     if (!delivered.has(callId) && callWarnings.some((warning) => warning.kind === 'truncated')) counts.refused += 1;

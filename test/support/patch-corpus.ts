@@ -74,3 +74,14 @@ export function runCorpusCase(corpusCase: CorpusCase, grammarRepair: boolean): C
   }
   return { delivered, streamed, warnings: translator.warnings };
 }
+
+/**
+ * The bridge changed the payload into something Codex accepts and said so: `grammar_repaired`, or the
+ * lift's own one-reading fixes (a renamed key such as {"patch": …}, a JSON string holding the object).
+ * A change that still ends in a `grammar_mismatch` rescued nothing.
+ */
+export function isRepairReported(run: CorpusRun): boolean {
+  const kinds = run.warnings.map((warning) => warning.kind);
+  if (kinds.includes('grammar_mismatch')) return false;
+  return kinds.includes('grammar_repaired') || kinds.includes('missing_key') || kinds.includes('double_encoded');
+}
