@@ -135,6 +135,22 @@ describe('liftToolCall: grammar-aware check', () => {
     assert.match(result.warnings[0]?.detail ?? '', /removed the Markdown code fence around the patch/);
   });
 
+  it('appends a missing *** End Patch only with repair on, a clean finish and a finished last line', () => {
+    const withoutEnd = validPatch.replace('*** End Patch\n', '');
+    const delivered = (input: string, fields: Partial<LiftToolCallInput>) => {
+      const result = lift(input, { grammarRepair: true, ...fields });
+      return [result.item?.type === 'custom_tool_call' && result.item.input, result.warnings.map((warning) => warning.kind)];
+    };
+    assert.deepEqual(delivered(withoutEnd, {}), [`${withoutEnd}*** End Patch`, ['grammar_repaired']]);
+    assert.deepEqual(delivered(withoutEnd, { finishReason: 'stop' }), [`${withoutEnd}*** End Patch`, ['grammar_repaired']]);
+    // A length finish whose arguments still parse (an XML parser closes the JSON), a stream that ended
+    // without a finish reason, and a last line without its newline may all be cuts: never completed.
+    assert.deepEqual(delivered(withoutEnd, { finishReason: 'length' }), [withoutEnd, ['grammar_mismatch']]);
+    assert.deepEqual(delivered(withoutEnd, { finishReason: null }), [withoutEnd, ['grammar_mismatch']]);
+    assert.deepEqual(delivered(withoutEnd.trimEnd(), {}), [withoutEnd.trimEnd(), ['grammar_mismatch']]);
+    assert.deepEqual(delivered(withoutEnd, { grammarRepair: false }), [withoutEnd, ['grammar_mismatch']]);
+  });
+
   it('reports an uncompilable grammar once per cache, and not at all without a grammar', () => {
     const brokenMap: ToolMap = new Map([entry({ wireName: 'broken', name: 'broken', kind: 'custom', grammar: { syntax: 'lark', definition: 'start: start "a"\n' } })]);
     const grammarCache = createGrammarCache();
