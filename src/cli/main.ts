@@ -26,7 +26,7 @@ Options for serve:
   --model NAME                  model name sent to the backend instead of Codex's
   --log-file PATH               append one JSON line per exchange
   --log-level LEVEL             error, warn, info (default) or debug, written to stderr
-  --grammar-repair              repair lifted free-form inputs that miss their grammar in known ways (warned)
+  --grammar-repair              also apply the risky patch repairs (a missing *** End Patch, prose around it); safe ones are always on (warned)
   --grammar-examples            add a compact valid example payload to each bridged tool's description
   -h, --help                    show this help
   -V, --version                 print the version
