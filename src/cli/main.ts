@@ -6,6 +6,8 @@ import { endsInVersionSegment } from '../core/map-upstream-http-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
 import { reportBackendAtStart, runDoctorCommand } from './doctor-command.ts';
 import { createLiveView, shouldUseColour } from './live-view.ts';
+import { createCallTallyListener } from './call-tally.ts';
+import type { TrafficListener } from '../core/traffic-event.ts';
 import { formatClockTime } from '../core/round-trip-line.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 import { DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
@@ -32,7 +34,7 @@ Options for serve:
                                 round trip), info (default: also one line per round trip), debug (also
                                 exchange ids, backend timings and the bridge's internals)
   -q, --quiet                   no line per round trip: the same as --log-level warn
-  --grammar-repair              repair lifted free-form inputs that miss their grammar in known ways (warned)
+  --grammar-repair              also apply the risky patch repairs (a missing *** End Patch, prose around it); safe ones are always on (warned)
   --grammar-examples            add a compact valid example payload to each bridged tool's description
   -h, --help                    show this help
   -V, --version                 print the version
@@ -114,6 +116,24 @@ async function serve(argv: string[]): Promise<void> {
     logger.warn(`the backend URL ${values.backend} does not end in /v1; OpenAI-compatible servers answer 404 without it (e.g. ${suggestVersionedBaseUrl(values.backend)})`);
   }
 
+  const roundTrips = LEVELS.indexOf(level) >= LEVELS.indexOf('info');
+  const roundTripLines = createLiveView({
+    write: (line) => process.stderr.write(`${line}\n`),
+    roundTrips,
+    warnings: LEVELS.indexOf(level) >= LEVELS.indexOf('warn'),
+    detailed: level === 'debug',
+    colour: shouldUseColour(process.stderr, process.env),
+  });
+  // Beside each round trip with tool calls, its model's running tally (valid, repaired, warned,
+  // refused), so a user comparing models or --grammar-repair sees how the calls land.
+  const callTally = createCallTallyListener((line) => process.stderr.write(line));
+  const liveView: TrafficListener = roundTrips
+    ? (event) => {
+        roundTripLines(event);
+        callTally(event);
+      }
+    : roundTripLines;
+
   let bridge;
   try {
     bridge = await startBridgeServer({
@@ -130,13 +150,7 @@ async function serve(argv: string[]): Promise<void> {
       },
       keepaliveSeconds,
       logger,
-      onTraffic: createLiveView({
-        write: (line) => process.stderr.write(`${line}\n`),
-        roundTrips: LEVELS.indexOf(level) >= LEVELS.indexOf('info'),
-        warnings: LEVELS.indexOf(level) >= LEVELS.indexOf('warn'),
-        detailed: level === 'debug',
-        colour: shouldUseColour(process.stderr, process.env),
-      }),
+      onTraffic: liveView,
       logFile: values['log-file'],
     });
   } catch (error) {
