@@ -32,6 +32,12 @@ export interface SecurityOptions {
   getToken: () => string | null;
 }
 
+/**
+ * Routes answered without the token: the health check, and the bridge's identity proof, which a
+ * client asks for before it trusts the port's holder with the token (bridge-sharing-routes.ts).
+ */
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/v1/bridge/identity']);
+
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
@@ -67,7 +73,7 @@ export function createSecurityCheck(options: SecurityOptions): (request: Incomin
       return { status: 403, message: 'requests from web pages (with an Origin header or a CORS preflight) are refused by freeform-bridge', code: 'origin_not_allowed' };
     }
     const token = options.getToken();
-    if (token !== null && path !== '/healthz') {
+    if (token !== null && !OPEN_PATHS.has(path)) {
       const authorization = request.headers.authorization ?? '';
       const presented = authorization.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : '';
       if (!presented || !tokensMatch(presented, token)) {
