@@ -1,7 +1,7 @@
 import * as z from '../core/schema/zod.ts';
 import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import { parseJson } from '../core/parse-json.ts';
-import type { UpstreamClient } from './upstream-client.ts';
+import { MAX_SERVER_INFO_BYTES, type UpstreamClient } from './upstream-client.ts';
 
 /**
  * What the backend says about its models: the OpenAI list at `GET {base}/models`, and where an engine
@@ -153,7 +153,7 @@ const MAXIMUM_SHOWN_MODELS = 16;
 async function readText(upstream: UpstreamClient, method: 'GET' | 'POST', path: string, body: string | undefined, signal: AbortSignal): Promise<string | null> {
   try {
     const response = await upstream.requestServerRoot(method, path, body, signal);
-    const text = await response.text();
+    const text = await response.text(MAX_SERVER_INFO_BYTES, `answer to ${method} ${path}`);
     return response.status === 200 ? text : null;
   } catch (error) {
     if (signal.aborted) throw error;
@@ -170,7 +170,7 @@ async function readText(upstream: UpstreamClient, method: 'GET' | 'POST', path: 
 export async function discoverBackendModels(upstream: UpstreamClient, signal: AbortSignal): Promise<BackendModelFacts[]> {
   const url = `${upstream.baseUrl}/models`;
   const response = await upstream.getModels(signal);
-  const text = await response.text();
+  const text = await response.text(MAX_SERVER_INFO_BYTES, 'model list');
   if (response.status !== 200) throw new UpstreamHttpError(response.status, text.slice(0, 2_000));
   const list = parseModelListText(url, text);
   const facts: BackendModelFacts[] = list.models.map((model) => ({ ...model, acceptsImages: null, takesReasoningEffort: null }));

@@ -21,7 +21,7 @@ import { answerFailure, mapFailureToHttp, type Failure, type FailureTarget, type
 import { createJsonSink, createStreamSink, type ResponseSink, type StreamSink } from './response-sink.ts';
 import { ShutdownNotice } from './shutdown-notice.ts';
 import { UpstreamCall } from './upstream-call.ts';
-import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
+import { MAX_ERROR_BODY_BYTES, type UpstreamClient, type UpstreamResponse } from './upstream-client.ts';
 
 export interface ResponsesExchangeDependencies {
   upstream: UpstreamClient;
@@ -252,7 +252,7 @@ class Exchange implements FailureTarget {
     this.reporter.upstreamHeadersArrived();
 
     if (upstreamResponse.status !== 200) {
-      const bodyText = await upstreamResponse.text().catch((error: unknown) => `(could not read the error body: ${String(error)})`);
+      const bodyText = await upstreamResponse.text(MAX_ERROR_BODY_BYTES, 'error body').catch((error: unknown) => `(could not read the error body: ${error instanceof Error ? error.message : String(error)})`);
       // The failure itself is reported once, from the exchange's end event (start-server.ts).
       this.dependencies.logger.debug('backend answered with an error status', { exchangeId: this.exchangeId, roundTrip: this.roundTrip.text, status: upstreamResponse.status });
       this.stopTimers();

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { ShutdownNotice } from './shutdown-notice.ts';
-import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
+import { MAX_JSON_ANSWER_BYTES, type UpstreamClient, type UpstreamResponse } from './upstream-client.ts';
 
 export interface UpstreamCallOptions {
   upstream: UpstreamClient;
@@ -135,7 +135,7 @@ export class UpstreamCall {
   /** Reads the whole body as text (a JSON answer to a stream request). */
   readText(response: UpstreamResponse): Promise<string> {
     this.watchdog?.refresh();
-    return response.text();
+    return response.text(MAX_JSON_ANSWER_BYTES, 'JSON answer');
   }
 
   /** Codex's socket is full: the backend's body waits until `client` drains. */

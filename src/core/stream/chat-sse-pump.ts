@@ -2,7 +2,7 @@ import { chatCompletionSchema } from '../chat/chat-completions-api.ts';
 import { parseJson } from '../parse-json.ts';
 import type { ResponsesStreamEvent } from '../responses/responses-output.ts';
 import { createCheckedParser } from '../schema/compiled-check.ts';
-import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../sse/sse-decoder.ts';
+import { SseDecoder, SseLimitError, parseChatStreamEvent, type SseEvent } from '../sse/sse-decoder.ts';
 import type { ChatStreamTranslator } from './chat-stream-to-responses-events.ts';
 import { convertChatCompletionToChunk } from './convert-chat-completion-to-chunk.ts';
 
@@ -44,7 +44,16 @@ export class ChatSsePump {
   /** One piece of the body, cut anywhere (inside a line, inside a UTF-8 character). */
   push(bytes: Uint8Array | string): ResponsesStreamEvent[] {
     const events: ResponsesStreamEvent[] = [];
-    for (const event of this.decoder.push(bytes)) if (this.reading) this.handle(event, events);
+    let decoded: SseEvent[];
+    try {
+      decoded = this.decoder.push(bytes);
+    } catch (error) {
+      if (!SseLimitError.is(error)) throw error;
+      this.reading = false;
+      events.push(...this.translator.fail({ code: 'server_error', message: `${error.message}${naming(this.options.source)}; the bridge stopped reading the backend` }));
+      return events;
+    }
+    for (const event of decoded) if (this.reading) this.handle(event, events);
     return events;
   }
 
