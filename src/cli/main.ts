@@ -4,7 +4,7 @@ import type { Logger } from '../core/logger.ts';
 import { endsInVersionSegment } from '../core/map-upstream-http-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
-import { DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
+import { DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_KEEPALIVE_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS, MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';
 import { configureDedicatedProcess, DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES, DEDICATED_PROCESS_V8_FLAGS } from '../server/dedicated-process.ts';
 import { BRIDGE_VERSION, startBridgeServer } from '../server/start-server.ts';
 
@@ -22,6 +22,7 @@ Options for serve:
   --token-env NAME              environment variable holding a token every client must send as Bearer
   --strategy S                  function_bridge (default) or passthrough
   --keepalive-seconds N         response.in_progress every N silent seconds; 0 disables (default ${DEFAULT_KEEPALIVE_SECONDS})
+  --backend-timeout-seconds N   give up on a backend silent this long (prompt processing included) (default ${DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS})
   --model NAME                  model name sent to the backend instead of Codex's
   --log-file PATH               append one JSON line per exchange
   --log-level LEVEL             error, warn, info (default) or debug, written to stderr
@@ -70,6 +71,7 @@ async function serve(argv: string[]): Promise<void> {
       'token-env': { type: 'string' },
       strategy: { type: 'string' },
       'keepalive-seconds': { type: 'string' },
+      'backend-timeout-seconds': { type: 'string' },
       model: { type: 'string' },
       'log-file': { type: 'string' },
       'log-level': { type: 'string' },
@@ -95,6 +97,8 @@ async function serve(argv: string[]): Promise<void> {
   if (!LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${values['log-level']}'`);
   const port = parseNonNegativeInteger('--port', values.port, 0, 65535);
   const keepaliveSeconds = parseNonNegativeInteger('--keepalive-seconds', values['keepalive-seconds'], DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS);
+  const backendTimeoutSeconds = parseNonNegativeInteger('--backend-timeout-seconds', values['backend-timeout-seconds'], DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS);
+  if (backendTimeoutSeconds < MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS) throw new UsageError(`--backend-timeout-seconds must be at least ${MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS}, got ${backendTimeoutSeconds}`);
   const backendApiKey = readEnvironmentSecret('--backend-api-key-env', values['backend-api-key-env']);
   const token = readEnvironmentSecret('--token-env', values['token-env']);
   const logger = createStderrLogger(level);
@@ -121,6 +125,7 @@ async function serve(argv: string[]): Promise<void> {
         grammarExamples: values['grammar-examples'] ?? false,
       },
       keepaliveSeconds,
+      upstreamIdleTimeoutSeconds: backendTimeoutSeconds,
       logger,
       logFile: values['log-file'],
     });

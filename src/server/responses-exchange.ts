@@ -15,7 +15,7 @@ import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
 import { ChatSsePump, liftJsonCompletion } from '../core/stream/chat-sse-pump.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
-import type { WarningLedger } from '../core/warnings.ts';
+import { createWarning, type WarningLedger } from '../core/warnings.ts';
 import { ExchangeReporter } from './exchange-reporter.ts';
 import { answerFailure, mapFailureToHttp, type Failure, type FailureTarget, type HttpAnswer, type StreamFailure } from './failure-map.ts';
 import { createJsonSink, createStreamSink, type ResponseSink, type StreamSink } from './response-sink.ts';
@@ -49,6 +49,8 @@ export interface ResponsesExchangeDependencies {
   commitGraceMs: number;
   /** Backend silence (no byte) that turns into `response.failed`; 0 disables. */
   upstreamIdleTimeoutSeconds: number;
+  /** Backend silence after which the panel and the log say what is awaited and for how long still. */
+  backendWaitNoticeSeconds: number;
   /** Secrets that must never appear in anything we send back or log. */
   getSecrets: () => ReadonlyArray<string | null>;
   /**
@@ -193,6 +195,12 @@ class Exchange implements FailureTarget {
     this.call = new UpstreamCall({
       upstream: dependencies.upstream,
       idleTimeoutSeconds: dependencies.upstreamIdleTimeoutSeconds,
+      waitNoticeSeconds: dependencies.backendWaitNoticeSeconds,
+      onLongWait: (message) => {
+        // Codex shows only "Working"; the person watching the panel or the terminal learns why.
+        dependencies.logger.warn(`exchange ${identity.exchangeId} (${identity.roundTrip.text}): ${message}`);
+        this.reporter.warn(createWarning('backend_waiting', message));
+      },
       commitGraceMs: lowered.clientStream ? dependencies.commitGraceMs : 0,
       shutdown: dependencies.shutdown,
       // The backend is slow to even answer (queueing proxies): start the stream so Codex's idle timer

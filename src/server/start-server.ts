@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import packageJson from '../../package.json';
 import { resolveBridgeOptions, type BridgeOptions } from '../core/bridge-options.ts';
-import { DEFAULT_COMMIT_GRACE_MS, DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';
+import { BACKEND_WAIT_NOTICE_SECONDS, DEFAULT_COMMIT_GRACE_MS, DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';
 import { createSilentLogger, type Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
 import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
@@ -37,7 +37,10 @@ export interface BridgeServerConfig {
   /** Serialise each lowered request by parts, for a traffic consumer that keeps parts (responses-exchange.ts). */
   serialiseRequestParts?: boolean;
   commitGraceMs?: number;
+  /** The backend timeout (defaults.ts). */
   upstreamIdleTimeoutSeconds?: number;
+  /** Backend silence after which the wait is named in the log and the panel (defaults.ts). */
+  backendWaitNoticeSeconds?: number;
   logger?: Logger;
   onTraffic?: TrafficListener;
   logFile?: string;
@@ -141,6 +144,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     serialiseRequestParts: config.serialiseRequestParts === true,
     commitGraceMs: config.commitGraceMs ?? DEFAULT_COMMIT_GRACE_MS,
     upstreamIdleTimeoutSeconds: config.upstreamIdleTimeoutSeconds ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS,
+    backendWaitNoticeSeconds: config.backendWaitNoticeSeconds ?? BACKEND_WAIT_NOTICE_SECONDS,
     version: BRIDGE_VERSION,
     instanceId,
     subscribeTraffic: (listener) => {
