@@ -90,8 +90,13 @@ export function createSecurityCheck(options: SecurityOptions): (request: Incomin
   };
 }
 
+/**
+ * `Connection: close` makes Node close the socket once the answer is out instead of reading the
+ * request's body to its end to keep the connection: a process without the token could otherwise hold
+ * the socket (and a file descriptor of the bridge's process) for as long as it sends body bytes.
+ */
 export function sendSecurityRefusal(response: ServerResponse, refusal: SecurityRefusal): void {
-  sendJson(response, refusal.status, createOpenAiErrorBody(refusal.message, { type: 'invalid_request_error', code: refusal.code }));
+  sendJson(response, refusal.status, createOpenAiErrorBody(refusal.message, { type: 'invalid_request_error', code: refusal.code }), { connection: 'close' });
 }
 
 /** `onRefused` hears every refusal (the app reports those of `/v1/responses` to the panel and the log). */

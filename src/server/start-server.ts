@@ -45,6 +45,8 @@ export interface BridgeServerConfig {
   onTraffic?: TrafficListener;
   logFile?: string;
   dispatcher?: Dispatcher;
+  /** How long a request may take to arrive whole, head and body (REQUEST_BODY_TIMEOUT_MS). */
+  requestBodyTimeoutMs?: number;
 }
 
 export interface RunningBridge {
@@ -56,6 +58,18 @@ export interface RunningBridge {
   /** Stops listening, aborts in-flight upstream calls and flushes the log file. */
   close(): Promise<void>;
 }
+
+/**
+ * How long a request may take to arrive whole. Codex sends even a 10 MB session over loopback in
+ * milliseconds; a client that takes longer is stuck or holds sockets on purpose (each one a file
+ * descriptor of this process, which in VS Code is the extension host's). It covers only the request:
+ * the answer may stream for as long as the model writes.
+ */
+const REQUEST_BODY_TIMEOUT_MS = 120_000;
+/** The same for the head alone: every real client sends it in one piece. */
+const REQUEST_HEADERS_TIMEOUT_MS = 10_000;
+/** How often Node checks those two timeouts (its default, 30 s, would let them run over by as much). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /** Upper bound on how long close() waits for final events to be flushed to clients. */
 const SHUTDOWN_FLUSH_MS = 1000;
@@ -153,10 +167,12 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     },
   });
 
-  const server: Server = createServer(handleRequest);
-  // Long generations stream for many minutes; Node's default request timeout (5 min) would cut them.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
+  const requestTimeout = config.requestBodyTimeoutMs ?? REQUEST_BODY_TIMEOUT_MS;
+  // Node answers 408 and closes the connection when a request's head or body takes longer.
+  const server: Server = createServer(
+    { requestTimeout, headersTimeout: Math.min(REQUEST_HEADERS_TIMEOUT_MS, requestTimeout), connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
+    handleRequest,
+  );
   server.keepAliveTimeout = 5_000;
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
