@@ -15,6 +15,7 @@ import { createToolLoweringCache } from '../core/lower/tool-lowering-cache.ts';
 import { createMessageTextCache } from '../core/message-text-cache.ts';
 import { createBridgeRequestHandler } from './create-app.ts';
 import { createExchangeLogWriter } from './exchange-log.ts';
+import { createRefusalCoalescer } from './refusal-coalescer.ts';
 import { isLoopbackHostname } from './security.ts';
 import { createUpstreamClient } from './upstream-client.ts';
 
@@ -45,6 +46,8 @@ export interface BridgeServerConfig {
   onTraffic?: TrafficListener;
   logFile?: string;
   dispatcher?: Dispatcher;
+  /** Refusals of one cause are reported once per this interval (REFUSAL_REPORT_INTERVAL_MS). */
+  refusalReportIntervalMs?: number;
   /** How long a request may take to arrive whole, head and body (REQUEST_BODY_TIMEOUT_MS). */
   requestBodyTimeoutMs?: number;
 }
@@ -124,7 +127,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   );
   /** Streams to other VS Code windows (GET /v1/bridge/traffic), added and removed while running. */
   const subscribers = new Set<TrafficListener>();
-  const onTraffic = (event: TrafficEvent): void => {
+  const fanOut = (event: TrafficEvent): void => {
     for (const listener of [...listeners, ...subscribers]) {
       try {
         listener(event);
@@ -134,6 +137,9 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
       }
     }
   };
+  // Refusals reach every listener coalesced: a flood of them is one report per cause and interval.
+  const refusals = createRefusalCoalescer(fanOut, config.refusalReportIntervalMs);
+  const onTraffic = refusals.listener;
 
   // Aborted by close(): in-flight exchanges answer Codex with a clear error before their sockets go.
   const shutdownController = new AbortController();
@@ -230,6 +236,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
         for (const socket of sockets) socket.destroy();
         await closed;
         await upstream.close();
+        refusals.flush();
         await logWriter?.flush();
       })();
       return closing;
