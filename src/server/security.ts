@@ -15,14 +15,16 @@ export function isLoopbackHostname(hostname: string): boolean {
   return LOOPBACK_HOSTNAMES.has(lower) || /^127(?:\.\d{1,3}){3}$/.test(lower) || lower.endsWith('.localhost');
 }
 
-/** Splits a Host header into its name, keeping IPv6 brackets (`[::1]:8080` → `[::1]`). */
-export function hostnameOfHostHeader(host: string): string {
-  if (host.startsWith('[')) {
-    const end = host.indexOf(']');
-    return end === -1 ? host : host.slice(0, end + 1);
-  }
-  const colon = host.lastIndexOf(':');
-  return colon === -1 ? host : host.slice(0, colon);
+/**
+ * A Host header as the standard spells it: a name or IPv4 address, or an IPv6 address in brackets,
+ * then at most a port of digits. Anything else (junk after the port or after `]`) is refused whole
+ * rather than cut down to a name that happens to pass.
+ */
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/i;
+
+/** Splits a Host header into its name, keeping IPv6 brackets (`[::1]:8080` → `[::1]`); null when it is malformed. */
+export function hostnameOfHostHeader(host: string): string | null {
+  return HOST_HEADER.exec(host)?.[1] ?? null;
 }
 
 export interface SecurityOptions {
@@ -64,6 +66,7 @@ export function createSecurityCheck(options: SecurityOptions): (request: Incomin
     const host = request.headers.host;
     if (!host) return { status: 400, message: 'request has no Host header', code: 'missing_host' };
     const hostname = hostnameOfHostHeader(host);
+    if (hostname === null) return { status: 400, message: `the Host header '${host.slice(0, 100)}' is malformed`, code: 'malformed_host' };
     if (!isLoopbackHostname(hostname) && !extraHostnames.has(hostname.toLowerCase())) {
       // DNS rebinding: a web page's own domain resolving to 127.0.0.1 still sends its own Host.
       return { status: 403, message: `Host '${host}' is not a loopback address; freeform-bridge refuses it (DNS-rebinding protection)`, code: 'host_not_allowed' };

@@ -228,16 +228,20 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     return headers;
   }
 
-  const serverRoot = baseUrl.replace(/\/v1$/, '');
+  // A query string in the base URL (a proxy's `?api-version=`) goes after each request's path.
+  const queryStart = baseUrl.indexOf('?');
+  const basePath = queryStart === -1 ? baseUrl : baseUrl.slice(0, queryStart);
+  const query = queryStart === -1 ? '' : baseUrl.slice(queryStart);
+  const serverRoot = basePath.replace(/\/v1$/, '');
 
   async function send(
     method: 'GET' | 'POST',
     path: string,
     body: string | Uint8Array | undefined,
     signal: UpstreamAbortSignal,
-    root: string = baseUrl,
+    root: string = basePath,
   ): Promise<UpstreamResponse> {
-    const url = `${root}${path}`;
+    const url = `${root}${path}${query}`;
     const headers = buildHeaders(body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'text/event-stream, application/json' });
     // A pooled socket closed by the server at the moment we reuse it fails before any response
     // byte; retrying once is safe because the backend never saw the request.

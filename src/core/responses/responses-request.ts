@@ -400,9 +400,15 @@ export function formatIssuePath(path: IssuePath): string {
   return text;
 }
 
+/** A loop, not `Math.max(...spread)`: a body with hundreds of thousands of issues would overflow the stack. */
 function deepestPathLength(issues: ReadonlyArray<IssueLike>): number {
-  return Math.max(-1, ...issues.map((issue) => issue.path?.length ?? 0));
+  let deepest = -1;
+  for (const issue of issues) deepest = Math.max(deepest, issue.path?.length ?? 0);
+  return deepest;
 }
+
+/** Issues kept on the error: the message names three; a client's body can hold hundreds of thousands. */
+const MAX_KEPT_ISSUES = 20;
 
 /**
  * A union reports one issue list per option. The option that got furthest into the value (the
@@ -415,7 +421,7 @@ function flattenIssues(issues: ReadonlyArray<IssueLike>, prefix: IssuePath): Arr
     const branches = issue.errors ?? [];
     if (issue.code === 'invalid_union' && branches.length > 0) {
       const depths = branches.map(deepestPathLength);
-      const deepest = Math.max(...depths);
+      const deepest = depths.reduce((left, right) => Math.max(left, right), -1);
       if (deepest === 0) {
         const expected = branches.map((branch) => branch[0]?.expected).filter((type) => type !== undefined);
         const message = expected.length === branches.length ? `Invalid input: expected ${expected.join(' or ')}` : issue.message;
@@ -460,6 +466,6 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (problems.length > shown.length) shown.push(`and ${problems.length - shown.length} more`);
   throw new InvalidRequestError(`invalid Responses request: ${shown.join('; ')}`, {
     param: problems[0]?.field ?? null,
-    issues: result.error.issues,
+    issues: result.error.issues.slice(0, MAX_KEPT_ISSUES),
   });
 }

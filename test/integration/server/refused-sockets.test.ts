@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { waitUntil } from '../../support/exchange-outcome.ts';
+import { sendRawHttpRequest } from '../../support/raw-http.ts';
 import { startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.ts';
 
 /**
@@ -63,6 +64,17 @@ describe('sockets the bridge does not keep', () => {
       assert.equal(backend.requests.length, 0, 'nothing reached the backend');
     } finally {
       client.stop();
+    }
+  });
+
+  it('a Host header with junk after the port or after ] is refused as malformed, not cut down to a loopback name', async () => {
+    for (const host of [`127.0.0.1:${bridge.port}junk`, '[::1]junk', `[::1]:${bridge.port}:evil.example`, `localhost:${bridge.port}@evil.example`, `127.0.0.1:${bridge.port} evil`]) {
+      const response = await sendRawHttpRequest(bridge.url, { method: 'GET', path: '/healthz', headers: { host } });
+      assert.equal(response.status, 400, host);
+      assert.match(response.text, /malformed_host/, host);
+    }
+    for (const host of [`127.0.0.1:${bridge.port}`, `[::1]:${bridge.port}`, 'localhost']) {
+      assert.equal((await sendRawHttpRequest(bridge.url, { method: 'GET', path: '/healthz', headers: { host } })).status, 200, host);
     }
   });
 });

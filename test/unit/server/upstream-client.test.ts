@@ -206,3 +206,24 @@ describe('UpstreamClient: the request body', () => {
     }
   });
 });
+
+describe('a base URL with a query string', () => {
+  it('keeps the query after the request path', async () => {
+    const paths: string[] = [];
+    const server = createServer((request, response) => {
+      paths.push(request.url ?? '');
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"data":[]}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = createUpstreamClient({ baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}/openai/v1?api-version=2024-10-01`, getApiKey: () => null });
+    try {
+      await (await client.getModels(new AbortController().signal)).text(1024, 'model list');
+      await (await client.requestServerRoot('GET', '/props', undefined, new AbortController().signal)).text(1024, 'props');
+      assert.deepEqual(paths, ['/openai/v1/models?api-version=2024-10-01', '/openai/props?api-version=2024-10-01']);
+    } finally {
+      await client.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
