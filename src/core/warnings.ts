@@ -33,7 +33,8 @@ export type WarningKind =
   | 'context_truncated_by_backend'
   | 'finish_reason_unusual'
   | 'reasoning_effort_changed'
-  | 'backend_waiting';
+  | 'backend_waiting'
+  | 'invalid_utf8';
 
 export interface BridgeWarning {
   kind: WarningKind;

@@ -281,7 +281,17 @@ class Exchange implements FailureTarget {
     const source = this.dependencies.upstream.baseUrl;
     let answerComplete = false;
     try {
-      if ((headerOf(upstreamResponse, 'content-type') ?? '').includes('application/json')) {
+      const contentType = (headerOf(upstreamResponse, 'content-type') ?? '').toLowerCase();
+      if (contentType.includes('text/html')) {
+        // A proxy's login page or an engine's web UI at the base URL: its body is no API answer.
+        this.fail({
+          kind: 'answer-failed',
+          code: 'server_error',
+          message: `the backend at ${source} answered with an HTML page (text/html), not a Chat Completions answer: check the base URL (it must be the engine's OpenAI-compatible /v1, not a web UI or a proxy's sign-in page)`,
+        });
+        return;
+      }
+      if (contentType.includes('application/json')) {
         this.deliver(liftJsonCompletion(this.translator, await this.call.readText(upstreamResponse), { source }));
       } else {
         const pump = new ChatSsePump(this.translator, { source, onIgnored: (message) => this.dependencies.logger.debug(message, { exchangeId: this.exchangeId }) });

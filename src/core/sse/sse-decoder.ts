@@ -66,18 +66,46 @@ export class SseDecoder {
   private eventId: string | null = null;
   private dataText: string | null = null;
   private unknownFields: Array<{ name: string; value: string }> = [];
+  /** The last two bytes of the previous chunk: a real U+FFFD (EF BF BD) may be split across chunks. */
+  private tailBytes: Uint8Array = new Uint8Array(0);
+  private invalidBytes = 0;
+
+  /**
+   * How many U+FFFD the decoder put in place of bytes that are not UTF-8 (a real U+FFFD the backend
+   * sent, encoded properly, is not counted): the text is kept, but the replacement is worth a warning.
+   */
+  get invalidUtf8Count(): number {
+    return this.invalidBytes;
+  }
 
   push(input: Uint8Array | string): SseEvent[] {
-    const text = typeof input === 'string' ? input : this.textDecoder.decode(input, { stream: true });
+    const text = typeof input === 'string' ? input : this.decodeCounting(input);
     const events: SseEvent[] = [];
     this.consumeText(text, events);
     return events;
   }
 
+  private decodeCounting(bytes: Uint8Array): string {
+    const text = this.textDecoder.decode(bytes, { stream: true });
+    let replacements = countReplacementCharacters(text);
+    if (replacements > 0) {
+      const joined = new Uint8Array(this.tailBytes.length + bytes.length);
+      joined.set(this.tailBytes);
+      joined.set(bytes, this.tailBytes.length);
+      replacements -= countEncodedReplacementCharacters(joined);
+      if (replacements > 0) this.invalidBytes += replacements;
+    }
+    this.tailBytes = bytes.slice(Math.max(0, bytes.length - 2));
+    return text;
+  }
+
   /** End of stream: flush the UTF-8 decoder, the unterminated last line and the undispatched event. */
   end(): SseEvent[] {
     const events: SseEvent[] = [];
-    this.consumeText(this.textDecoder.decode(), events);
+    // A character cut off by the end of the body becomes U+FFFD here.
+    const rest = this.textDecoder.decode();
+    this.invalidBytes += countReplacementCharacters(rest);
+    this.consumeText(rest, events);
     if (this.pendingLength > 0) this.processLine(this.takePending(''), events);
     this.skipLeadingLineFeed = false;
     this.dispatch(events);
@@ -178,6 +206,21 @@ export class SseDecoder {
     this.eventId = null;
     this.dataText = null;
   }
+}
+
+function countReplacementCharacters(text: string): number {
+  let count = 0;
+  for (let index = text.indexOf('\uFFFD'); index !== -1; index = text.indexOf('\uFFFD', index + 1)) count += 1;
+  return count;
+}
+
+/** EF BF BD, U+FFFD as UTF-8: one the backend really sent. */
+function countEncodedReplacementCharacters(bytes: Uint8Array): number {
+  let count = 0;
+  for (let index = bytes.indexOf(0xef); index !== -1 && index + 2 < bytes.length; index = bytes.indexOf(0xef, index + 1)) {
+    if (bytes[index + 1] === 0xbf && bytes[index + 2] === 0xbd) count += 1;
+  }
+  return count;
 }
 
 /** OpenAI-compatible engines end the stream with `data: [DONE]`. */

@@ -319,6 +319,11 @@ export class ChatStreamTranslator {
     this.emitTerminal('response.failed', response);
   }
 
+  /** A warning about the answer found outside the translator (the stream's bytes), kept with its own. */
+  recordWarning(warning: BridgeWarning): void {
+    this.recordedWarnings.push(warning);
+  }
+
   private addWarning(warning: BridgeWarning | null): void {
     if (warning) this.recordedWarnings.push(warning);
   }
