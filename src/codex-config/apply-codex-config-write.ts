@@ -37,6 +37,8 @@ export async function applyCodexConfigWrite(plan: CodexConfigWritePlan, options:
     }
     const previousMode = file.role === 'config' ? await readMode(file.path) : null;
     await writeFileAtomically(file.path, file.newText);
+    // A read-only config.toml stays read-only (and private: it may hold the token).
+    if (previousMode !== null && (previousMode & 0o200) === 0) await fs.chmod(file.path, previousMode & FILE_MODE);
     result.written.push(file.path);
     if (file.role === 'config') await recordConfigChange(plan.codexHome, file, backupPath, previousMode);
   }

@@ -411,3 +411,43 @@ describe('config.toml: confirmation, foreign files and restore', () => {
     assert.deepEqual(readdirSync(codexHome), ['config.toml']);
   });
 });
+
+describe('--restore trusts only the files it knows', () => {
+  it('a restore record pointing outside CODEX_HOME, or at other files in it, is refused and nothing is copied', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(join(codexHome, 'config.toml'), 'model = "before"\n');
+    await write(codexHome, { makeDefault: true });
+    const recordPath = join(codexHome, RESTORE_RECORD_FILE_NAME);
+    const record = JSON.parse(readFileSync(recordPath, 'utf8')) as { configPath: string; backupPath: string };
+    const outside = join(makeTempDir('freeform-bridge-elsewhere-'), 'victim.txt');
+    writeFileSync(outside, 'precious\n');
+    const secret = join(codexHome, 'auth.json');
+    writeFileSync(secret, '{"token":"x"}\n');
+    for (const tampered of [
+      { ...record, configPath: outside },
+      { ...record, backupPath: secret },
+      { ...record, backupPath: join(codexHome, '..', 'elsewhere', 'config.toml.bak-1') },
+    ]) {
+      writeFileSync(recordPath, JSON.stringify(tampered));
+      await assertRefused(() => planCodexConfigRestore(codexHome), 'malformed', /restore record .* names a file freeform-bridge did not write/);
+    }
+    assert.equal(readFileSync(outside, 'utf8'), 'precious\n');
+  });
+});
+
+describe('a read-only config.toml', () => {
+  it('is replaced only when confirmed, and stays read-only', { skip: onWindows }, async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    const configPath = join(codexHome, 'config.toml');
+    writeFileSync(configPath, 'model = "before"\n');
+    chmodSync(configPath, 0o444);
+    const plan = await planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true }));
+    await assertRefused(() => applyCodexConfigWrite(plan), 'needs-confirmation', /config\.toml is read-only \(mode 0444\)/);
+    assert.equal(readFileSync(configPath, 'utf8'), 'model = "before"\n');
+    await applyCodexConfigWrite(plan, { confirmed: true });
+    assert.match(readFileSync(configPath, 'utf8'), /freeform-bridge/);
+    assert.equal(mode(configPath), 0o400);
+  });
+});
