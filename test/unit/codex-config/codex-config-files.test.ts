@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { applyCodexConfigWrite } from '../../../src/codex-config/apply-codex-config-write.ts';
@@ -449,5 +450,21 @@ describe('a read-only config.toml', () => {
     await applyCodexConfigWrite(plan, { confirmed: true });
     assert.match(readFileSync(configPath, 'utf8'), /freeform-bridge/);
     assert.equal(mode(configPath), 0o400);
+  });
+});
+
+describe('two --make-default runs at once', () => {
+  it('only one writes; the other is refused, and the restore record matches the file written', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(join(codexHome, 'config.toml'), 'model = "before"\n');
+    const plans = await Promise.all(['first', 'second'].map((model) => planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true, model }))));
+    const outcomes = await Promise.allSettled(plans.map((plan) => applyCodexConfigWrite(plan)));
+    assert.deepEqual(outcomes.map((outcome) => outcome.status).sort(), ['fulfilled', 'rejected']);
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+    assert.ok(CodexConfigFileError.is(refused.reason) && refused.reason.codexConfigFileProblem === 'changed-since-plan', String(refused.reason));
+    const record = JSON.parse(readFileSync(join(codexHome, RESTORE_RECORD_FILE_NAME), 'utf8')) as { writtenSha256: string };
+    assert.equal(record.writtenSha256, createHash('sha256').update(readFileSync(join(codexHome, 'config.toml'), 'utf8'), 'utf8').digest('hex'));
+    assert.ok(!existsSync(join(codexHome, 'freeform-bridge.config.lock')), 'the lock is released');
   });
 });
