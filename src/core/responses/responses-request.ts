@@ -444,6 +444,25 @@ function valueAtPath(root: unknown, path: IssuePath): unknown {
   return current;
 }
 
+/**
+ * A number too large for a double (`1e400` in a tool's schema) parses to Infinity, which JSON cannot
+ * carry: serialised upstream it would silently become `null`, changing what the schema says. Refused
+ * instead, naming where it is.
+ */
+function rejectNonFiniteToolNumbers(tools: unknown): void {
+  if (!Array.isArray(tools)) return;
+  const pending: Array<{ value: unknown; path: IssuePath }> = tools.map((tool, index) => ({ value: tool, path: ['tools', index] }));
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, path } = next;
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      const field = formatIssuePath(path);
+      throw new InvalidRequestError(`invalid Responses request: \`${field}\` is a number JSON cannot carry (${String(value)}: too large for a double); it would reach the backend as null`, { param: field });
+    }
+    if (Array.isArray(value)) value.forEach((item, index) => pending.push({ value: item, path: [...path, index] }));
+    else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) pending.push({ value: item, path: [...path, key] });
+  }
+}
+
 /** The request schema, compiled: a valid request is checked without copying it. */
 const parseRequestBody = createCheckedParser(responsesRequestSchema);
 
@@ -456,7 +475,10 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     throw new InvalidRequestError('the request body must be a JSON object');
   }
   const result = parseRequestBody(body);
-  if (result.success) return result.data;
+  if (result.success) {
+    rejectNonFiniteToolNumbers(result.data.tools);
+    return result.data;
+  }
   const problems = flattenIssues(result.error.issues as ReadonlyArray<IssueLike>, []).map((problem) => {
     const field = formatIssuePath(problem.path) || '(body)';
     const missing = problem.path.length > 0 && valueAtPath(body, problem.path) === undefined;

@@ -34,3 +34,13 @@ describe('hostile inputs, round 2', () => {
     assert.equal(normaliseBackendUrl('https://proxy.example/openai/v1/?api-version=2024-10-01'), 'https://proxy.example/openai/v1?api-version=2024-10-01');
   });
 });
+
+describe('numbers JSON cannot carry', () => {
+  it('a tool schema number too large for a double (1e400) is refused, naming where it is', () => {
+    const body = JSON.parse('{"model":"m","input":"hi","tools":[{"type":"function","name":"f","parameters":{"type":"object","properties":{"n":{"type":"number","maximum":1e400}}}}]}') as unknown;
+    assert.throws(
+      () => parseResponsesRequest(body),
+      (error: unknown) => InvalidRequestError.is(error) && /`tools\[0\]\.parameters\.properties\.n\.maximum` is a number JSON cannot carry \(Infinity/.test(error.message),
+    );
+  });
+});
