@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/backend-faults.ts [--cli dist/cli.js] [--seconds 20] [fault...]`: what a
+ * `node --import tsx bench/backend-faults.ts [--cli dist/cli.js] [--seconds 20] [--turns 1] [fault...]`: what a
  * hostile backend costs the bridge. Runs `serve` from the given bundle as a child (so its memory and
  * CPU are its own), points it at a backend from test/support/hostile-backend.ts that never ends its
  * answer, sends one streamed Codex turn and reads what comes back, and prints per fault: the bridge's
@@ -26,9 +26,11 @@ const FAULTS: Record<string, ScriptedHandler> = {
   'line-30mb': streamEndlessLine(30 * 1024 * 1024),
 };
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { cli: { type: 'string' }, seconds: { type: 'string' } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { cli: { type: 'string' }, seconds: { type: 'string' }, turns: { type: 'string' } } });
 const cliPath = resolve(values.cli ?? 'dist/cli.js');
 const turnSeconds = Number(values.seconds ?? '20');
+// More than one turn in a row tells memory kept from garbage not collected yet: kept memory adds up.
+const turns = Number(values.turns ?? '1');
 const faults = positionals.length > 0 ? positionals : Object.keys(FAULTS);
 
 function megabytes(bytes: number): string {
@@ -103,7 +105,8 @@ async function main(): Promise<void> {
       }
     })();
     const started = performance.now();
-    const outcome = await runTurn(bridge.url, AbortSignal.timeout(turnSeconds * 1000));
+    let outcome = '';
+    for (let turn = 0; turn < turns; turn += 1) outcome = await runTurn(bridge.url, AbortSignal.timeout(turnSeconds * 1000));
     const turnMs = performance.now() - started;
     const cpuTurn = readProcessCpuMilliseconds(bridge.pid) - cpuBefore;
     // Idle: the turn is over; what the bridge still holds later is what it keeps.
@@ -114,7 +117,7 @@ async function main(): Promise<void> {
     await new Promise((resolveWait) => setTimeout(resolveWait, 20_000));
     const idleLater = readProcessStatus(bridge.pid).residentBytes;
     console.log(
-      `${fault.padEnd(10)} peak RSS ${megabytes(peak).padStart(8)}  RSS 10 s after ${megabytes(idleAfter).padStart(8)}, 30 s after ${megabytes(idleLater).padStart(8)} (idle before ${megabytes(idleBefore)})  CPU ${(cpuTurn / 1000).toFixed(1)} s in ${(turnMs / 1000).toFixed(1)} s  slowest /healthz ${slowestHealthz.toFixed(0)} ms  turn: ${outcome}`,
+      `${fault.padEnd(10)} ${turns} turn(s)  peak RSS ${megabytes(peak).padStart(8)}  RSS 10 s after ${megabytes(idleAfter).padStart(8)}, 30 s after ${megabytes(idleLater).padStart(8)} (idle before ${megabytes(idleBefore)})  CPU ${(cpuTurn / 1000).toFixed(1)} s in ${(turnMs / 1000).toFixed(1)} s  slowest /healthz ${slowestHealthz.toFixed(0)} ms  turn: ${outcome}`,
     );
     bridge.stop();
   }

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { failedStreamError, jsonError, runExchange, waitUntil } from '../../support/exchange-outcome.ts';
-import { answerEndlessErrorBody, answerEndlessJson, streamEndlessLine, streamEndlessText, streamEndlessToolArguments } from '../../support/hostile-backend.ts';
+import { answerEndlessErrorBody, answerEndlessJson, answerHtmlPage, streamEndlessLine, streamEndlessText, streamEndlessToolArguments, streamInvalidUtf8 } from '../../support/hostile-backend.ts';
 import { answerWithText, startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.ts';
 import { MAX_ERROR_BODY_BYTES, MAX_JSON_ANSWER_BYTES } from '../../../src/server/upstream-client.ts';
 import { MAX_ANSWER_OUTPUT_CHARS } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
@@ -13,7 +13,8 @@ import { MAX_SSE_LINE_CHARS } from '../../../src/core/sse/sse-decoder.ts';
  * JSON answer to a stream request, the text kept for the `*.done` events, one SSE line) has a cap.
  * Over it, the exchange fails with a message naming the cap and the backend's socket is cut. Each
  * hostile answer here goes a few MB past its cap and then ends by itself, so a bridge without the cap
- * fails the assertions instead of hanging.
+ * fails the assertions instead of hanging. And answers that are not what they claim (a web page, bytes
+ * that are not UTF-8) are named for what they are, not a generic failure.
  */
 
 const STREAM = { model: 'qwen3-coder', input: 'hi', stream: true };
@@ -83,5 +84,26 @@ describe('caps on what a backend can make the bridge hold', () => {
     assert.equal(observed.end.output.length, 1);
     const item = observed.end.output[0] as { content: Array<{ text: string }> };
     assert.equal(item.content[0]!.text, text);
+  });
+});
+
+describe('diagnosing a backend answer', () => {
+  it('a 200 text/html page is named as an HTML page and the base URL questioned, streamed or not', async () => {
+    backend.setHandlers(answerHtmlPage);
+    const streamed = await runExchange(bridge, STREAM);
+    assert.match(failedStreamError(streamed.codex).message, /answered with an HTML page \(text\/html\).*base URL/);
+    const plain = await runExchange(bridge, { ...STREAM, stream: false });
+    assert.match(jsonError(plain.codex).message, /answered with an HTML page \(text\/html\).*base URL/);
+  });
+
+  it('bytes that are not UTF-8 are replaced with U+FFFD and named in a warning', async () => {
+    backend.setHandlers(streamInvalidUtf8);
+    const observed = await runExchange(bridge, STREAM);
+    assert.equal(observed.end.outcome, 'completed');
+    const text = (observed.end.output[0] as { content: Array<{ text: string }> }).content[0]!.text;
+    assert.equal(text, 'caf\uFFFD(\uFFFD');
+    const warnings = observed.end.warnings.filter((warning) => warning.kind === 'invalid_utf8');
+    assert.equal(warnings.length, 1, JSON.stringify(observed.end.warnings));
+    assert.match(warnings[0]!.detail, /not valid UTF-8.*U\+FFFD/);
   });
 });
