@@ -6,9 +6,14 @@ import type { ExchangeRejectedEvent, TrafficEvent, TrafficListener } from '../co
  * each would fill the terminal and the log file and push the real round trips out of the panel. The
  * first refusal of a cause (status and code) passes at once; the ones after it within the interval
  * are counted and reported as one event at its end, whose `repeated` says how many it stands for.
- * Everything else passes straight through.
+ * Only the security refusals are coalesced: they come from whoever can reach the port. A request
+ * with the token that is refused (bad JSON, an unknown item) is Codex's own round trip and is shown as
+ * such. Everything else passes straight through; an interval of 0 passes everything.
  */
 export const REFUSAL_REPORT_INTERVAL_MS = 10_000;
+
+/** The codes security.ts refuses with, before a request proves anything. */
+const SECURITY_REFUSAL_CODES: ReadonlySet<string> = new Set(['invalid_bridge_token', 'origin_not_allowed', 'host_not_allowed', 'missing_host', 'malformed_host']);
 
 export interface RefusalCoalescer {
   listener: TrafficListener;
@@ -45,7 +50,7 @@ export function createRefusalCoalescer(forward: TrafficListener, intervalMs: num
   };
 
   const listener = (event: TrafficEvent): void => {
-    if (event.type !== 'exchange-rejected') {
+    if (event.type !== 'exchange-rejected' || intervalMs <= 0 || !SECURITY_REFUSAL_CODES.has(event.error.code ?? '')) {
       forward(event);
       return;
     }
