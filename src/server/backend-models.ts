@@ -1,6 +1,7 @@
 import * as z from '../core/schema/zod.ts';
 import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import { parseJson } from '../core/parse-json.ts';
+import { readBoundedResponseText } from './read-bounded-response.ts';
 import { MAX_SERVER_INFO_BYTES, type UpstreamClient } from './upstream-client.ts';
 
 /**
@@ -96,7 +97,7 @@ export async function fetchBackendModels(baseUrl: string, apiKey?: string | null
   let text: string;
   try {
     response = await (options.fetch ?? fetch)(url, { headers, signal: AbortSignal.timeout(options.timeoutMs ?? 5_000) });
-    text = await response.text();
+    text = await readBoundedResponseText(response, MAX_SERVER_INFO_BYTES);
   } catch (error) {
     const name = (error as Error).name;
     const code = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : (errorCode((error as Error).cause) ?? errorCode(error) ?? (error as Error).message);

@@ -3,6 +3,7 @@ import * as z from '../core/schema/zod.ts';
 import { parseJson } from '../core/parse-json.ts';
 import { SseDecoder } from '../core/sse/sse-decoder.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
+import { readBoundedResponseText } from './read-bounded-response.ts';
 import { BRIDGE_IDENTITY_PATH, BRIDGE_NAME, BRIDGE_TRAFFIC_PATH, computeIdentityProof, type BridgeIdentity } from './bridge-sharing-routes.ts';
 
 /**
@@ -32,21 +33,6 @@ function describeFailure(error: unknown): string {
 /** A real identity answer is a few hundred bytes; whatever holds the port may send without end. */
 const MAX_IDENTITY_ANSWER_BYTES = 16 * 1024;
 
-async function readBoundedText(response: Response, limit: number): Promise<string> {
-  if (!response.body) return '';
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    bytes += chunk.length;
-    if (bytes > limit) {
-      await response.body.cancel().catch(() => undefined);
-      throw new Error(`its answer is larger than ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /**
  * `url` is the bridge's origin, e.g. http://127.0.0.1:18080. Never throws: a foreign program is an
  * answer too. The token is never sent here: the holder of the port must first prove it knows it, by
@@ -61,7 +47,7 @@ export async function checkBridgeIdentity(url: string, token: string): Promise<B
   try {
     // redirect: 'error' — a redirect would send the check somewhere else than the port being checked.
     response = await fetch(`${url}${BRIDGE_IDENTITY_PATH}?challenge=${challenge}`, { redirect: 'error', signal: AbortSignal.timeout(IDENTITY_TIMEOUT_MS) });
-    text = await readBoundedText(response, MAX_IDENTITY_ANSWER_BYTES);
+    text = await readBoundedResponseText(response, MAX_IDENTITY_ANSWER_BYTES);
   } catch (error) {
     return { ours: false, reason: `it does not answer HTTP (${describeFailure(error)})` };
   }
