@@ -10,7 +10,7 @@ import { createCallTallyListener } from './call-tally.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 import { formatClockTime } from '../core/round-trip-line.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
-import { DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
+import { DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_KEEPALIVE_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS, MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';
 import { BRIDGE_VERSION, startBridgeServer } from '../server/start-server.ts';
 
 const USAGE = `freeform-bridge ${BRIDGE_VERSION} — lets Codex's free-form tools work with function-only Chat Completions backends
@@ -28,6 +28,7 @@ Options for serve:
   --token-env NAME              environment variable holding a token every client must send as Bearer
   --strategy S                  function_bridge (default) or passthrough
   --keepalive-seconds N         response.in_progress every N silent seconds; 0 disables (default ${DEFAULT_KEEPALIVE_SECONDS})
+  --backend-timeout-seconds N   give up on a backend silent this long (prompt processing included) (default ${DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS})
   --model NAME                  model name sent to the backend instead of Codex's
   --log-file PATH               append one JSON line per exchange
   --log-level LEVEL             what stderr shows: error (errors only), warn (also each warning and failed
@@ -80,6 +81,7 @@ async function serve(argv: string[]): Promise<void> {
       'token-env': { type: 'string' },
       strategy: { type: 'string' },
       'keepalive-seconds': { type: 'string' },
+      'backend-timeout-seconds': { type: 'string' },
       model: { type: 'string' },
       'log-file': { type: 'string' },
       'log-level': { type: 'string' },
@@ -109,6 +111,8 @@ async function serve(argv: string[]): Promise<void> {
   if (!LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${values['log-level']}'`);
   const port = parseNonNegativeInteger('--port', values.port, 0, 65535);
   const keepaliveSeconds = parseNonNegativeInteger('--keepalive-seconds', values['keepalive-seconds'], DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS);
+  const backendTimeoutSeconds = parseNonNegativeInteger('--backend-timeout-seconds', values['backend-timeout-seconds'], DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS);
+  if (backendTimeoutSeconds < MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS) throw new UsageError(`--backend-timeout-seconds must be at least ${MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS}, got ${backendTimeoutSeconds}`);
   const backendApiKey = readEnvironmentSecret('--backend-api-key-env', values['backend-api-key-env']);
   const token = readEnvironmentSecret('--token-env', values['token-env']);
   const logger = createStderrLogger(level);
@@ -149,6 +153,7 @@ async function serve(argv: string[]): Promise<void> {
         grammarExamples: values['grammar-examples'] ?? false,
       },
       keepaliveSeconds,
+      upstreamIdleTimeoutSeconds: backendTimeoutSeconds,
       logger,
       onTraffic: liveView,
       logFile: values['log-file'],

@@ -73,6 +73,8 @@ export interface ExchangeRejectedEvent {
   roundTrip?: RoundTripLabel;
   httpStatus: number;
   error: { code: string | null; message: string };
+  /** Set on a report of repeated refusals: it stands for this many refusals of the same cause since the first was reported (refusal-coalescer.ts). */
+  repeated?: number;
 }
 
 export type TrafficEvent = ExchangeStartEvent | ExchangeDeltaEvent | ExchangeEndEvent | ExchangeRejectedEvent;

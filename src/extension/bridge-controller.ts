@@ -321,6 +321,7 @@ export class BridgeController {
       getToken: getBridgeToken,
       options: { strategy: settings.strategy, modelOverride: settings.model },
       keepaliveSeconds: settings.keepaliveSeconds,
+      upstreamIdleTimeoutSeconds: settings.backendTimeoutSeconds,
       logger,
       onTraffic: (event) => this.recordTraffic(event),
       onCrash: (error) => this.handleCrash(launched, error),

@@ -131,6 +131,13 @@ export class ExchangeReporter {
     if (items.length > 0 || newWarnings.length > 0) this.options.onTraffic({ type: 'exchange-delta', exchangeId: this.options.exchangeId, items, warnings: newWarnings });
   }
 
+  /** A warning of the exchange itself (not of lowering or the translator), shown at once. */
+  warn(warning: BridgeWarning): void {
+    if (this.isEnded) return;
+    this.warnings.push(warning);
+    this.options.onTraffic({ type: 'exchange-delta', exchangeId: this.options.exchangeId, items: [], warnings: [warning] });
+  }
+
   /** The exchange's one end event; later calls do nothing. */
   end(outcome: ExchangeOutcome, httpStatus: number, error: { code: string; message: string } | null): void {
     if (this.isEnded) return;

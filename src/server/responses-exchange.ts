@@ -13,12 +13,12 @@ import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
 import { ChatSsePump, liftJsonCompletion } from '../core/stream/chat-sse-pump.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
-import type { WarningLedger } from '../core/warnings.ts';
+import { createWarning, type WarningLedger } from '../core/warnings.ts';
 import { ExchangeReporter } from './exchange-reporter.ts';
 import { answerFailure, mapFailureToHttp, type Failure, type FailureTarget, type HttpAnswer, type StreamFailure } from './failure-map.ts';
 import { createJsonSink, createStreamSink, type ResponseSink, type StreamSink } from './response-sink.ts';
 import { UpstreamCall } from './upstream-call.ts';
-import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
+import { MAX_ERROR_BODY_BYTES, type UpstreamClient, type UpstreamResponse } from './upstream-client.ts';
 
 export interface ResponsesExchangeDependencies {
   upstream: UpstreamClient;
@@ -42,6 +42,8 @@ export interface ResponsesExchangeDependencies {
   commitGraceMs: number;
   /** Backend silence (no byte) that turns into `response.failed`; 0 disables. */
   upstreamIdleTimeoutSeconds: number;
+  /** Backend silence after which the panel and the log say what is awaited and for how long still. */
+  backendWaitNoticeSeconds: number;
   /** Secrets that must never appear in anything we send back or log. */
   getSecrets: () => ReadonlyArray<string | null>;
   /**
@@ -173,6 +175,12 @@ class Exchange implements FailureTarget {
     this.call = new UpstreamCall({
       upstream: dependencies.upstream,
       idleTimeoutSeconds: dependencies.upstreamIdleTimeoutSeconds,
+      waitNoticeSeconds: dependencies.backendWaitNoticeSeconds,
+      onLongWait: (message) => {
+        // Codex shows only "Working"; the person watching the panel or the terminal learns why.
+        dependencies.logger.warn(`exchange ${identity.exchangeId} (${identity.roundTrip.text}): ${message}`);
+        this.reporter.warn(createWarning('backend_waiting', message));
+      },
       commitGraceMs: lowered.clientStream ? dependencies.commitGraceMs : 0,
       shutdown: dependencies.shutdownSignal,
       // The backend is slow to even answer (queueing proxies): start the stream so Codex's idle timer
@@ -232,7 +240,7 @@ class Exchange implements FailureTarget {
     this.reporter.upstreamHeadersArrived();
 
     if (upstreamResponse.status !== 200) {
-      const bodyText = await upstreamResponse.text().catch((error: unknown) => `(could not read the error body: ${String(error)})`);
+      const bodyText = await upstreamResponse.text(MAX_ERROR_BODY_BYTES, 'error body').catch((error: unknown) => `(could not read the error body: ${error instanceof Error ? error.message : String(error)})`);
       // The failure itself is reported once, from the exchange's end event (start-server.ts).
       this.dependencies.logger.debug('backend answered with an error status', { exchangeId: this.exchangeId, roundTrip: this.roundTrip.text, status: upstreamResponse.status });
       this.stopTimers();
@@ -253,7 +261,17 @@ class Exchange implements FailureTarget {
     const source = this.dependencies.upstream.baseUrl;
     let answerComplete = false;
     try {
-      if ((headerOf(upstreamResponse, 'content-type') ?? '').includes('application/json')) {
+      const contentType = (headerOf(upstreamResponse, 'content-type') ?? '').toLowerCase();
+      if (contentType.includes('text/html')) {
+        // A proxy's login page or an engine's web UI at the base URL: its body is no API answer.
+        this.fail({
+          kind: 'answer-failed',
+          code: 'server_error',
+          message: `the backend at ${source} answered with an HTML page (text/html), not a Chat Completions answer: check the base URL (it must be the engine's OpenAI-compatible /v1, not a web UI or a proxy's sign-in page)`,
+        });
+        return;
+      }
+      if (contentType.includes('application/json')) {
         this.deliver(liftJsonCompletion(this.translator, await this.call.readText(upstreamResponse), { source }));
       } else {
         const pump = new ChatSsePump(this.translator, { source, onIgnored: (message) => this.dependencies.logger.debug(message, { exchangeId: this.exchangeId }) });

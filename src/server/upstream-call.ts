@@ -1,9 +1,13 @@
-import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
+import { MAX_JSON_ANSWER_BYTES, type UpstreamClient, type UpstreamResponse } from './upstream-client.ts';
 
 export interface UpstreamCallOptions {
   upstream: UpstreamClient;
   /** Backend silence (no byte, headers included) that ends the call; 0 disables. */
   idleTimeoutSeconds: number;
+  /** After this much silence, `onLongWait` says what is awaited (once per silent stretch); 0 disables. */
+  waitNoticeSeconds?: number;
+  /** The backend has been silent for `waitNoticeSeconds`: the sentence names what is awaited and when the bridge gives up. */
+  onLongWait?: (message: string) => void;
   /**
    * How long to wait for the backend's status before `onGraceElapsed`; 0 disables the window (a JSON
    * request has none: nothing of it can be committed early).
@@ -34,6 +38,10 @@ export class UpstreamCall {
   private readonly controller = new AbortController();
   /** Armed at the start, so headers that never arrive are covered too (undici's own timers are off). */
   private watchdog: NodeJS.Timeout | null = null;
+  /** Armed and refreshed with the watchdog; says what is awaited once the silence gets long. */
+  private waitNotice: NodeJS.Timeout | null = null;
+  /** Whether any byte of the body arrived: before it, the backend is still processing the prompt. */
+  private bodyStarted = false;
   /** The backend's body while it is being read; paused while Codex's socket is full. */
   private reading: UpstreamResponse | null = null;
   /**
@@ -54,16 +62,38 @@ export class UpstreamCall {
     if (options.idleTimeoutSeconds > 0) {
       this.watchdog = setTimeout(() => this.onWatchdog(), options.idleTimeoutSeconds * 1000);
     }
+    const noticeSeconds = options.waitNoticeSeconds ?? 0;
+    if (noticeSeconds > 0 && options.onLongWait && (options.idleTimeoutSeconds === 0 || noticeSeconds < options.idleTimeoutSeconds)) {
+      this.waitNotice = setTimeout(() => this.onWaitNotice(noticeSeconds), noticeSeconds * 1000);
+      this.waitNotice.unref();
+    }
+  }
+
+  /** Feeds both silence clocks: a byte arrived, or the silence was ours. */
+  private refreshTimers(): void {
+    this.watchdog?.refresh();
+    // refresh() re-arms a notice that already fired, so each long silence is named once.
+    this.waitNotice?.refresh();
+  }
+
+  private onWaitNotice(silentSeconds: number): void {
+    if (this.waitingForClient) return;
+    const { upstream, idleTimeoutSeconds } = this.options;
+    const awaited = this.reading === null && !this.bodyStarted ? 'its answer (prompt processing of a long context can take minutes)' : this.bodyStarted ? 'its next token' : 'its first token (prompt processing of a long context can take minutes)';
+    const giveUp = idleTimeoutSeconds > 0 ? `gives up in ${idleTimeoutSeconds - silentSeconds} s (the backend timeout, ${idleTimeoutSeconds} s)` : 'waits without a limit';
+    this.options.onLongWait?.(`waiting for the backend at ${upstream.baseUrl}: nothing for ${silentSeconds} s while waiting for ${awaited}; the bridge ${giveUp}`);
   }
 
   private onWatchdog(): void {
     if (this.waitingForClient) {
       // The silence is ours: Codex is not reading, so neither are we.
-      this.watchdog?.refresh();
+      this.refreshTimers();
       return;
     }
     this.abort(new Error('backend idle timeout'));
-    this.options.onSilence(`backend at ${this.options.upstream.baseUrl} sent nothing for ${this.options.idleTimeoutSeconds} s; giving up`);
+    this.options.onSilence(
+      `backend at ${this.options.upstream.baseUrl} sent nothing for ${this.options.idleTimeoutSeconds} s; giving up (the backend timeout: --backend-timeout-seconds for serve, freeformBridge.backendTimeoutSeconds in VS Code)`,
+    );
   }
 
   abort(reason: Error): void {
@@ -101,11 +131,12 @@ export class UpstreamCall {
 
   /** Reads the body piece by piece until `onBytes` returns false or the body ends; each piece feeds the watchdog. */
   async read(response: UpstreamResponse, onBytes: (bytes: Buffer) => boolean): Promise<void> {
-    this.watchdog?.refresh();
+    this.refreshTimers();
     this.reading = response;
     try {
       await response.consume((bytes) => {
-        this.watchdog?.refresh();
+        this.bodyStarted = true;
+        this.refreshTimers();
         return onBytes(bytes);
       });
     } finally {
@@ -115,8 +146,8 @@ export class UpstreamCall {
 
   /** Reads the whole body as text (a JSON answer to a stream request). */
   readText(response: UpstreamResponse): Promise<string> {
-    this.watchdog?.refresh();
-    return response.text();
+    this.refreshTimers();
+    return response.text(MAX_JSON_ANSWER_BYTES, 'JSON answer');
   }
 
   /** Codex's socket is full: the backend's body waits until `client` drains. */
@@ -127,7 +158,7 @@ export class UpstreamCall {
     client.once('drain', () => {
       this.waitingForClient = false;
       // The backend was silent because we stopped reading it; its silence clock starts again now.
-      this.watchdog?.refresh();
+      this.refreshTimers();
       this.reading?.resume();
     });
   }
@@ -136,6 +167,8 @@ export class UpstreamCall {
   stopTimers(): void {
     if (this.watchdog) clearTimeout(this.watchdog);
     this.watchdog = null;
+    if (this.waitNotice) clearTimeout(this.waitNotice);
+    this.waitNotice = null;
   }
 
   /** Codex's response closed: nothing of this call may outlive it. */

@@ -47,6 +47,7 @@ export function createTestBridgeSettings(overrides: Partial<BridgeSettings> = {}
     model: null,
     strategy: 'function_bridge',
     keepaliveSeconds: 15,
+    backendTimeoutSeconds: 900,
     autoStart: false,
     codexHome: null,
     codexProfile: 'freeform-bridge',

@@ -414,9 +414,15 @@ export function formatIssuePath(path: IssuePath): string {
   return text;
 }
 
+/** A loop, not `Math.max(...spread)`: a body with hundreds of thousands of issues would overflow the stack. */
 function deepestPathLength(issues: ReadonlyArray<IssueLike>): number {
-  return Math.max(-1, ...issues.map((issue) => issue.path?.length ?? 0));
+  let deepest = -1;
+  for (const issue of issues) deepest = Math.max(deepest, issue.path?.length ?? 0);
+  return deepest;
 }
+
+/** Issues kept on the error: the message names three; a client's body can hold hundreds of thousands. */
+const MAX_KEPT_ISSUES = 20;
 
 /**
  * A union reports one issue list per option. The option that got furthest into the value (the
@@ -429,7 +435,7 @@ function flattenIssues(issues: ReadonlyArray<IssueLike>, prefix: IssuePath): Arr
     const branches = issue.errors ?? [];
     if (issue.code === 'invalid_union' && branches.length > 0) {
       const depths = branches.map(deepestPathLength);
-      const deepest = Math.max(...depths);
+      const deepest = depths.reduce((left, right) => Math.max(left, right), -1);
       if (deepest === 0) {
         const expected = branches.map((branch) => branch[0]?.expected).filter((type) => type !== undefined);
         const message = expected.length === branches.length ? `Invalid input: expected ${expected.join(' or ')}` : issue.message;
@@ -453,6 +459,25 @@ function valueAtPath(root: unknown, path: IssuePath): unknown {
 }
 
 /**
+ * A number too large for a double (`1e400` in a tool's schema) parses to Infinity, which JSON cannot
+ * carry: serialised upstream it would silently become `null`, changing what the schema says. Refused
+ * instead, naming where it is.
+ */
+function rejectNonFiniteToolNumbers(tools: unknown): void {
+  if (!Array.isArray(tools)) return;
+  const pending: Array<{ value: unknown; path: IssuePath }> = tools.map((tool, index) => ({ value: tool, path: ['tools', index] }));
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, path } = next;
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      const field = formatIssuePath(path);
+      throw new InvalidRequestError(`invalid Responses request: \`${field}\` is a number JSON cannot carry (${String(value)}: too large for a double); it would reach the backend as null`, { param: field });
+    }
+    if (Array.isArray(value)) value.forEach((item, index) => pending.push({ value: item, path: [...path, index] }));
+    else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) pending.push({ value: item, path: [...path, key] });
+  }
+}
+
+/**
  * Validates a request body. Throws `InvalidRequestError` naming the first offending field
  * (`input[3].call_id`) so Codex prints something a user can act on (HTTP 400 is shown verbatim).
  */
@@ -461,7 +486,10 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     throw new InvalidRequestError('the request body must be a JSON object');
   }
   const result = z.safeParse(responsesRequestSchema, body);
-  if (result.success) return result.data;
+  if (result.success) {
+    rejectNonFiniteToolNumbers(result.data.tools);
+    return result.data;
+  }
   const problems = flattenIssues(result.error.issues as ReadonlyArray<IssueLike>, []).map((problem) => {
     const field = formatIssuePath(problem.path) || '(body)';
     const missing = problem.path.length > 0 && valueAtPath(body, problem.path) === undefined;
@@ -471,6 +499,6 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (problems.length > shown.length) shown.push(`and ${problems.length - shown.length} more`);
   throw new InvalidRequestError(`invalid Responses request: ${shown.join('; ')}`, {
     param: problems[0]?.field ?? null,
-    issues: result.error.issues,
+    issues: result.error.issues.slice(0, MAX_KEPT_ISSUES),
   });
 }

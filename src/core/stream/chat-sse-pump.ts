@@ -2,7 +2,8 @@ import { chatCompletionSchema } from '../chat/chat-completions-api.ts';
 import { parseJson } from '../parse-json.ts';
 import type { ResponsesStreamEvent } from '../responses/responses-output.ts';
 import * as z from '../schema/zod.ts';
-import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../sse/sse-decoder.ts';
+import { SseDecoder, SseLimitError, parseChatStreamEvent, type SseEvent } from '../sse/sse-decoder.ts';
+import { createWarning } from '../warnings.ts';
 import type { ChatStreamTranslator } from './chat-stream-to-responses-events.ts';
 import { convertChatCompletionToChunk } from './convert-chat-completion-to-chunk.ts';
 
@@ -30,6 +31,7 @@ export class ChatSsePump {
   private readonly options: ChatSsePumpOptions;
   /** False after `[DONE]`, an error frame or an unreadable frame: later bytes are not the answer's. */
   private reading = true;
+  private invalidUtf8Noted = false;
 
   constructor(translator: ChatStreamTranslator, options: ChatSsePumpOptions = {}) {
     this.translator = translator;
@@ -44,16 +46,39 @@ export class ChatSsePump {
   /** One piece of the body, cut anywhere (inside a line, inside a UTF-8 character). */
   push(bytes: Uint8Array | string): ResponsesStreamEvent[] {
     const events: ResponsesStreamEvent[] = [];
-    for (const event of this.decoder.push(bytes)) if (this.reading) this.handle(event, events);
+    let decoded: SseEvent[];
+    try {
+      decoded = this.decoder.push(bytes);
+    } catch (error) {
+      if (!SseLimitError.is(error)) throw error;
+      this.reading = false;
+      events.push(...this.translator.fail({ code: 'server_error', message: `${error.message}${naming(this.options.source)}; the bridge stopped reading the backend` }));
+      return events;
+    }
+    this.noticeInvalidUtf8();
+    for (const event of decoded) if (this.reading) this.handle(event, events);
     return events;
   }
 
   /** The body ended: its last unterminated event still counts, then the response finishes (failed without a finish reason). */
   end(): ResponsesStreamEvent[] {
     const events: ResponsesStreamEvent[] = [];
-    if (this.wantsMore) for (const event of this.decoder.end()) if (this.reading) this.handle(event, events);
+    if (this.wantsMore) {
+      const decoded = this.decoder.end();
+      this.noticeInvalidUtf8();
+      for (const event of decoded) if (this.reading) this.handle(event, events);
+    }
     if (!this.translator.terminated) events.push(...this.translator.finish());
     return events;
+  }
+
+  /** Once per answer: the first bytes that are not UTF-8 are named; the text keeps U+FFFD in their place. */
+  private noticeInvalidUtf8(): void {
+    if (this.invalidUtf8Noted || this.decoder.invalidUtf8Count === 0) return;
+    this.invalidUtf8Noted = true;
+    this.translator.recordWarning(
+      createWarning('invalid_utf8', `the backend${naming(this.options.source)} sent bytes that are not valid UTF-8; each was replaced with U+FFFD (\uFFFD) in the answer (an engine or proxy with a wrong character encoding)`),
+    );
   }
 
   private handle(event: SseEvent, events: ResponsesStreamEvent[]): void {

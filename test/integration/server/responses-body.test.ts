@@ -20,7 +20,8 @@ describe('POST /v1/responses: reading the body', () => {
   let bridge: StartedBridge;
   before(async () => {
     backend = await startScriptedBackend({});
-    bridge = await startTestBridge({ backendUrl: backend.url, keepaliveSeconds: 0, getToken: () => TOKEN });
+    // Refusals not coalesced: each of these tests checks that both paths report their own refusal.
+    bridge = await startTestBridge({ backendUrl: backend.url, keepaliveSeconds: 0, getToken: () => TOKEN, refusalReportIntervalMs: 0 });
   });
   after(async () => {
     await bridge.close();

@@ -123,7 +123,7 @@ describe('UpstreamCall', () => {
     const waiting = call.response(call.send('{}'));
     await assert.rejects(waiting, /backend idle timeout/);
     assert.equal(backend.signal().aborted, true);
-    assert.deepEqual(call.events, ['silence: backend at http://backend.test/v1 sent nothing for 0.01 s; giving up']);
+    assert.deepEqual(call.events, ['silence: backend at http://backend.test/v1 sent nothing for 0.01 s; giving up (the backend timeout: --backend-timeout-seconds for serve, freeformBridge.backendTimeoutSeconds in VS Code)']);
     call.dispose();
   });
 

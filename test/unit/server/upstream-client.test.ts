@@ -93,8 +93,15 @@ describe('UpstreamResponse: consume, release, discard', () => {
     // Both pooled connections are idle now; whichever undici picks, the answer is whole.
     handler = answerInParts(['data: again\n\n']);
     const second = await post();
-    assert.equal(await second.text(), 'data: again\n\n');
+    assert.equal(await second.text(1024, 'body'), 'data: again\n\n');
     assert.equal(firstSocket.destroyed, false);
+  });
+
+  it('text() reads a body up to its cap, and past it cuts the socket and names the cap', async () => {
+    handler = answerInParts(['x'.repeat(600), 'y'.repeat(600)]);
+    const response = await post();
+    await assert.rejects(response.text(1000, 'error body'), /the backend's error body is larger than 1000 bytes \(the bridge's cap on an answer it holds whole\); the bridge cut the connection/);
+    await closed(connections.at(-1) as Socket);
   });
 
   it('discard() cuts a body that is still streaming, without an unhandled error', async () => {
@@ -105,7 +112,7 @@ describe('UpstreamResponse: consume, release, discard', () => {
     response.discard();
     await closed(socket);
     handler = answerInParts(['data: after\n\n']);
-    assert.equal(await (await post()).text(), 'data: after\n\n', 'the client keeps working on a new socket');
+    assert.equal(await (await post()).text(1024, 'body'), 'data: after\n\n', 'the client keeps working on a new socket');
   });
 
   it('aborts a request in flight through its signal, before and after the answer started', { timeout: 10_000 }, async () => {
@@ -185,7 +192,7 @@ describe('UpstreamClient: the request body', () => {
     try {
       const text = '{"model":"m","messages":[{"role":"user","content":"naïve — ✓"}]}';
       const response = await client.postChatCompletions(text, new AbortController().signal);
-      await response.text();
+      await response.text(1024, 'body');
       assert.deepEqual(received, [text]);
       assert.equal(given.length, 1);
       assert.ok(Buffer.isBuffer(given[0]), 'the body went to undici as bytes');
@@ -195,6 +202,27 @@ describe('UpstreamClient: the request body', () => {
       await agent.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe('a base URL with a query string', () => {
+  it('keeps the query after the request path', async () => {
+    const paths: string[] = [];
+    const server = createServer((request, response) => {
+      paths.push(request.url ?? '');
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"data":[]}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = createUpstreamClient({ baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}/openai/v1?api-version=2024-10-01`, getApiKey: () => null });
+    try {
+      await (await client.getModels(new AbortController().signal)).text(1024, 'model list');
+      await (await client.requestServerRoot('GET', '/props', undefined, new AbortController().signal)).text(1024, 'props');
+      assert.deepEqual(paths, ['/openai/v1/models?api-version=2024-10-01', '/openai/props?api-version=2024-10-01']);
+    } finally {
+      await client.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
