@@ -123,8 +123,9 @@ describe('soak: 16 concurrent Codex sessions with injected faults', { timeout: (
 
       // Warm-up: load the code paths once, then let pooled sockets close before the baseline.
       await warmUp(bridgeUrl);
-      // An idle bridge holds its listening socket and nothing else (no pooled sockets, no timers).
-      const idleBridge = { ...beforeBridge, resources: { ...beforeBridge.resources, TCPServerWrap: (beforeBridge.resources.TCPServerWrap ?? 0) + 1 }, fileDescriptors: beforeBridge.fileDescriptors + 1 };
+      // An idle bridge holds its listening socket and its log file's one open stream, nothing else (no
+      // pooled sockets, no timers).
+      const idleBridge = { ...beforeBridge, resources: { ...beforeBridge.resources, TCPServerWrap: (beforeBridge.resources.TCPServerWrap ?? 0) + 1 }, fileDescriptors: beforeBridge.fileDescriptors + 2 };
       const baseline = await waitForResources(idleBridge, 'after the warm-up');
       const backendBefore = await backend.stats();
       const panelBefore = [...panelOutcomes.values()].reduce((sum, count) => sum + count, 0);
