@@ -130,7 +130,7 @@ async function serve(argv: string[]): Promise<void> {
   });
   // Beside each round trip with tool calls, its model's running tally (valid, repaired, warned,
   // refused), so a user comparing models or --grammar-repair sees how the calls land.
-  const callTally = createCallTallyListener((line) => process.stderr.write(line));
+  const callTally = createCallTallyListener((line) => process.stderr.write(`${formatClockTime(new Date())}    ${line}`));
   const liveView: TrafficListener = roundTrips
     ? (event) => {
         roundTripLines(event);
