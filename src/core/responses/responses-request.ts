@@ -464,17 +464,23 @@ function valueAtPath(root: unknown, path: IssuePath): unknown {
  * instead, naming where it is.
  */
 function rejectNonFiniteToolNumbers(tools: unknown): void {
-  if (!Array.isArray(tools)) return;
-  const pending: Array<{ value: unknown; path: IssuePath }> = tools.map((tool, index) => ({ value: tool, path: ['tools', index] }));
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value, path } = next;
-    if (typeof value === 'number' && !Number.isFinite(value)) {
-      const field = formatIssuePath(path);
-      throw new InvalidRequestError(`invalid Responses request: \`${field}\` is a number JSON cannot carry (${String(value)}: too large for a double); it would reach the backend as null`, { param: field });
-    }
-    if (Array.isArray(value)) value.forEach((item, index) => pending.push({ value: item, path: [...path, index] }));
-    else if (isPlainObject(value)) for (const [key, item] of Object.entries(value)) pending.push({ value: item, path: [...path, key] });
+  const path = findNonFiniteNumber(tools);
+  if (path === null) return;
+  const field = formatIssuePath(['tools', ...path]);
+  const value = valueAtPath(tools, path);
+  throw new InvalidRequestError(`invalid Responses request: \`${field}\` is a number JSON cannot carry (${String(value)}: too large for a double); it would reach the backend as null`, { param: field });
+}
+
+/** The path to the first number JSON cannot carry inside `value`, or null; builds a path only on a find. */
+function findNonFiniteNumber(value: unknown): PropertyKey[] | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : [];
+  if (typeof value !== 'object' || value === null) return null;
+  const entries: Iterable<[PropertyKey, unknown]> = Array.isArray(value) ? value.entries() : isPlainObject(value) ? Object.entries(value) : [];
+  for (const [key, item] of entries) {
+    const inner = findNonFiniteNumber(item);
+    if (inner !== null) return [key, ...inner];
   }
+  return null;
 }
 
 /**
