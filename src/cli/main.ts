@@ -11,6 +11,7 @@ import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-
 import { DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
 import { configureDedicatedProcess, DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES, DEDICATED_PROCESS_V8_FLAGS } from '../server/dedicated-process.ts';
 import { BRIDGE_VERSION, startBridgeServer } from '../server/start-server.ts';
+import { GRAMMAR_ENFORCEMENT_SETTINGS, type GrammarEnforcementSetting } from '../server/grammar-enforcement.ts';
 
 const USAGE = `freeform-bridge ${BRIDGE_VERSION} — lets Codex's free-form tools work with function-only Chat Completions backends
 
@@ -35,6 +36,8 @@ Options for serve:
   -q, --quiet                   no line per round trip: the same as --log-level warn
   --grammar-repair              repair lifted free-form inputs that miss their grammar in known ways (warned)
   --grammar-examples            add a compact valid example payload to each bridged tool's description
+  --grammar-enforcement MODE    off (default), auto (a self-test on the engine decides per model), escaped
+                                or value (send the grammar as a pattern in that form without testing)
   -h, --help                    show this help
   -V, --version                 print the version
 `;
@@ -85,6 +88,7 @@ async function serve(argv: string[]): Promise<void> {
       quiet: { type: 'boolean', short: 'q' },
       'grammar-repair': { type: 'boolean' },
       'grammar-examples': { type: 'boolean' },
+      'grammar-enforcement': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'V' },
     },
@@ -106,6 +110,10 @@ async function serve(argv: string[]): Promise<void> {
   }
   const level = (values['log-level'] ?? (values.quiet ? 'warn' : 'info')) as Level;
   if (!LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${values['log-level']}'`);
+  const grammarEnforcement = (values['grammar-enforcement'] ?? 'off') as GrammarEnforcementSetting;
+  if (!GRAMMAR_ENFORCEMENT_SETTINGS.includes(grammarEnforcement)) {
+    throw new UsageError(`--grammar-enforcement must be one of ${GRAMMAR_ENFORCEMENT_SETTINGS.join(', ')}, got '${values['grammar-enforcement']}'`);
+  }
   const port = parseNonNegativeInteger('--port', values.port, 0, 65535);
   const keepaliveSeconds = parseNonNegativeInteger('--keepalive-seconds', values['keepalive-seconds'], DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS);
   const backendApiKey = readEnvironmentSecret('--backend-api-key-env', values['backend-api-key-env']);
@@ -133,6 +141,7 @@ async function serve(argv: string[]): Promise<void> {
         grammarRepair: values['grammar-repair'] ?? false,
         grammarExamples: values['grammar-examples'] ?? false,
       },
+      grammarEnforcement,
       keepaliveSeconds,
       logger,
       onTraffic: createLiveView({

@@ -5,6 +5,9 @@ import { ENGINE_DEFAULT_PORTS, findEngineOwner, identifyEngine, type EngineAnswe
 import { parseModelListText } from '../core/doctor/model-list.ts';
 import { buildProbeRequests } from '../core/doctor/probe-requests.ts';
 import { readChatProbeAnswer, type ChatProbeResult } from '../core/doctor/read-probe-answer.ts';
+import { buildGrammarSelfTestRequest, decideGrammarEnforcement, judgeGrammarSelfTest, SELF_TEST_FORMS, type GrammarSelfTestVerdict } from '../core/doctor/grammar-self-test.ts';
+import type { GrammarEnforcement } from '../core/bridge-options.ts';
+import type { PatternForm } from '../core/grammar/grammar-to-pattern.ts';
 import { createUpstreamClient, type UpstreamClient } from './upstream-client.ts';
 
 /**
@@ -106,6 +109,20 @@ export async function probeEngine(upstream: UpstreamClient, model: string, signa
     sendProbe(upstream, requests.image, signal),
   ]);
   return { model, toolCall, toolCallStream, reasoningEffort, image };
+}
+
+/**
+ * The grammar self-test (grammar-self-test.ts): one tiny request per pattern form, in turn, stopping at
+ * the first the engine obeys. A few dozen tokens each.
+ */
+export async function testGrammarEnforcement(upstream: UpstreamClient, model: string, signal: AbortSignal): Promise<GrammarEnforcement> {
+  const verdicts: Array<{ form: PatternForm; verdict: GrammarSelfTestVerdict }> = [];
+  for (const form of SELF_TEST_FORMS) {
+    const verdict = judgeGrammarSelfTest(await sendProbe(upstream, buildGrammarSelfTestRequest(model, form), signal));
+    verdicts.push({ form, verdict });
+    if (verdict.obeyed) break;
+  }
+  return decideGrammarEnforcement(verdicts);
 }
 
 export interface EngineDoctorOptions {
