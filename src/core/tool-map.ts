@@ -16,6 +16,8 @@ export interface ToolMapEntry {
   kind: ToolKind;
   /** The custom tool's declared grammar, kept for grammar-aware checks at lift time. */
   grammar: { syntax: string; definition: string } | null;
+  /** Set when the grammar went to the engine as a pattern to enforce: a mismatch then means the engine did not. */
+  enforcedPattern?: true;
 }
 
 export type ToolMap = ReadonlyMap<string, ToolMapEntry>;

@@ -98,3 +98,18 @@ function excerpt(text: string): string {
   if (text.length <= EXCERPT_HEAD + EXCERPT_TAIL) return JSON.stringify(text);
   return `${JSON.stringify(text.slice(0, EXCERPT_HEAD))} … ${JSON.stringify(text.slice(-EXCERPT_TAIL))} (${text.length} characters)`;
 }
+
+/**
+ * A lifted input that misses a grammar the engine was asked to enforce as a pattern: the engine
+ * ignored or broke the pattern, which the user should hear about on its own (the setting, or the
+ * self-test's verdict, is then wrong for this engine).
+ */
+export function findPatternViolation(enforcedPattern: boolean, tool: string, callId: string, checked: readonly BridgeWarning[]): BridgeWarning[] {
+  if (!enforcedPattern || !checked.some((warning) => warning.kind === 'grammar_mismatch' || warning.kind === 'grammar_repaired')) return [];
+  return [
+    createWarning('grammar_pattern_violated', `the engine was asked to enforce the ${tool} grammar as a pattern, yet the call does not match it: the engine does not enforce it as the self-test or the setting said`, {
+      tool,
+      callId,
+    }),
+  ];
+}

@@ -1,4 +1,4 @@
-import { checkGrammarInput } from '../grammar/check-grammar-input.ts';
+import { checkGrammarInput, findPatternViolation } from '../grammar/check-grammar-input.ts';
 import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.ts';
 import { createCallId, createItemId } from '../ids.ts';
 import { parseJson } from '../parse-json.ts';
@@ -85,6 +85,7 @@ function liftBridgedCustomCall(input: LiftToolCallInput, entry: ToolMapEntry): L
           cache: input.grammarCache ?? createGrammarCache({ maxEntries: 1 }),
           repair: input.grammarRepair ?? false,
         });
+  checked.warnings.push(...findPatternViolation(entry.enforcedPattern === true, entry.name, input.callId, checked.warnings));
   const item = createCustomToolCallItem({
     itemId: input.itemId,
     callId: input.callId,

@@ -127,6 +127,8 @@ export function convertFunctionTool(member: FunctionMember, wireName: string): C
 export interface BridgedCustomTool {
   chatTool: ChatFunctionTool;
   grammar: { syntax: string; definition: string } | null;
+  /** The grammar went out as an engine-enforced pattern. */
+  enforced: boolean;
   warnings: PendingWarning[];
 }
 
@@ -183,7 +185,7 @@ export function bridgeCustomTool(
   };
   // vLLM and SGLang constrain `auto` tool calls only for functions marked strict.
   if (pattern !== null && enforcement.enforced && enforcement.strict) chatTool.function.strict = true;
-  return { chatTool, grammar, warnings };
+  return { chatTool, grammar, enforced: pattern !== null, warnings };
 }
 
 /**
@@ -326,7 +328,7 @@ function lowerCustomCandidate(
           wireName,
           reason: null,
           chatTool: bridged.chatTool,
-          mapEntry: { wireName, name, namespace, kind: 'custom', grammar: bridged.grammar },
+          mapEntry: { wireName, name, namespace, kind: 'custom', grammar: bridged.grammar, ...(bridged.enforced ? { enforcedPattern: true as const } : {}) },
         },
         warnings: [...nameWarnings, ...bridged.warnings],
       };
