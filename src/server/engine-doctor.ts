@@ -102,13 +102,14 @@ async function sendProbe(upstream: UpstreamClient, body: Record<string, unknown>
 /** The generation probes, all at once: the engines serve them in parallel slots, and each is a few tokens. */
 export async function probeEngine(upstream: UpstreamClient, model: string, signal: AbortSignal): Promise<DoctorProbes> {
   const requests = buildProbeRequests(model);
-  const [toolCall, toolCallStream, reasoningEffort, image] = await Promise.all([
+  const [toolCall, toolCallStream, reasoningEffort, image, grammar] = await Promise.all([
     sendProbe(upstream, requests.toolCall, signal),
     sendProbe(upstream, requests.toolCallStream, signal),
     sendProbe(upstream, requests.reasoningEffort, signal),
     sendProbe(upstream, requests.image, signal),
+    testGrammarEnforcement(upstream, model, signal),
   ]);
-  return { model, toolCall, toolCallStream, reasoningEffort, image };
+  return { model, toolCall, toolCallStream, reasoningEffort, image, grammar };
 }
 
 /**
