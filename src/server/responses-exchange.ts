@@ -15,7 +15,7 @@ import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
 import { ChatSsePump, liftJsonCompletion } from '../core/stream/chat-sse-pump.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
-import type { WarningLedger } from '../core/warnings.ts';
+import { createWarningLedger, type WarningLedger } from '../core/warnings.ts';
 import { ExchangeReporter } from './exchange-reporter.ts';
 import { isPatternRefusal, type GrammarEnforcementRegistry } from './grammar-enforcement.ts';
 import { answerFailure, mapFailureToHttp, type Failure, type FailureTarget, type HttpAnswer, type StreamFailure } from './failure-map.ts';
@@ -141,7 +141,9 @@ function startExchange(dependencies: ExchangeContext, body: unknown, request: In
     registry && options.grammarEnforcement.enforced
       ? (refusal: string): string | Uint8Array => {
           registry.refuse(requestedModel, refusal);
-          const plain = convertResponsesRequestToChatRequest(body, registry.optionsFor(baseOptions, requestedModel), dependencies.ledger, { grammarCache: dependencies.grammarCache, toolCache: dependencies.toolCache });
+          // A ledger of its own: this exchange's warnings are reported already, so the per-tool line that
+          // now says "checked after generation" is left for the next exchange to show.
+          const plain = convertResponsesRequestToChatRequest(body, registry.optionsFor(baseOptions, requestedModel), createWarningLedger(), { grammarCache: dependencies.grammarCache, toolCache: dependencies.toolCache });
           return serialiseChatRequest(plain.chatRequest, { byParts: false, largeStrings, known: { tools: plain.toolsJson, messages: null } }).body;
         }
       : null;
