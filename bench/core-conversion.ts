@@ -6,12 +6,9 @@
 import { resolveBridgeOptions } from '../src/core/bridge-options.ts';
 import { createGrammarCache } from '../src/core/grammar/grammar-cache.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../src/core/lower/convert-responses-request-to-chat-request.ts';
-import { createToolLoweringCache } from '../src/core/lower/tool-lowering-cache.ts';
-import { createMessageTextCache } from '../src/core/message-text-cache.ts';
-import { parseWithLargeStrings } from '../src/core/lower/passthrough-text.ts';
+import { encodeChatRequest, parseRequestBody } from '../src/core/outbound-encoding.ts';
 import { parseJson } from '../src/core/parse-json.ts';
-import { serialiseChatRequest } from '../src/core/serialise-chat-request.ts';
-import { encodeResponsesEvent } from '../src/core/sse/sse-encoder.ts';
+import { encodeSseEvent } from '../src/core/sse/sse-encoder.ts';
 import { ChatSsePump } from '../src/core/stream/chat-sse-pump.ts';
 import { ChatStreamTranslator } from '../src/core/stream/chat-stream-to-responses-events.ts';
 import { createWarningLedger } from '../src/core/warnings.ts';
@@ -19,17 +16,14 @@ import { monotonicMilliseconds } from './child-protocol.ts';
 import { summarize, type Summary } from './statistics.ts';
 
 const options = resolveBridgeOptions();
-// One ledger and one of each cache per process, as the server keeps them: a session's next turn
-// (here, the same turn again) finds its tools and its history's text there.
+// One ledger and one grammar cache per process, as the server keeps them.
 const ledger = createWarningLedger();
 const grammarCache = createGrammarCache();
-const toolCache = createToolLoweringCache();
-const messageCache = createMessageTextCache();
 
 export function lowerRequestBody(text: string): LoweredRequest {
   const parsed = parseJson(text);
   if (!parsed.success) throw new Error('bench request is not JSON');
-  return convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache, toolCache });
+  return convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache });
 }
 
 /** Lifts a whole backend SSE answer through the exchange's own pump; returns the bytes sent toward Codex. */
@@ -39,7 +33,7 @@ export function liftAnswer(answerSse: Buffer, lowered: LoweredRequest): number {
   let bytes = 0;
   const write = (events: ReturnType<ChatStreamTranslator['push']>): void => {
     let text = '';
-    for (const event of events) text += encodeResponsesEvent(event);
+    for (const event of events) text += encodeSseEvent(event);
     bytes += text.length;
   };
   write(translator.start());
@@ -62,21 +56,15 @@ export interface CoreTimings {
 
 export function measureCoreConversion(requestText: string, answerSse: Buffer, iterations: number, warmup: number): CoreTimings {
   const samples = { parse: [] as number[], lower: [] as number[], serialise: [] as number[], requestTotal: [] as number[], lift: [] as number[], lowerAndLift: [] as number[] };
-  // The server reads bytes: a large body is parsed from them with its long strings carried, a small one
-  // decoded and parsed whole (responses-fast-path.ts).
+  // The server reads bytes and parses them along the outbound encoding's one path (outbound-encoding.ts).
   const requestBytes = Buffer.from(requestText);
   for (let iteration = 0; iteration < warmup + iterations; iteration++) {
     const started = monotonicMilliseconds();
-    const carried = parseWithLargeStrings(requestBytes, 0);
-    const parsed = carried ? { success: true as const, value: carried.body } : parseJson(requestBytes.toString('utf8'));
+    const parsed = parseRequestBody(requestBytes, 0);
     const parsedAt = monotonicMilliseconds();
-    if (!parsed.success) throw new Error('bench request is not JSON');
-    const lowered = convertResponsesRequestToChatRequest(parsed.value, options, ledger, { grammarCache, toolCache });
+    const lowered = convertResponsesRequestToChatRequest(parsed.body, options, ledger, { grammarCache });
     const loweredAt = monotonicMilliseconds();
-    // As the exchange does (responses-exchange.ts): a large body's messages are not cached.
-    const session = lowered.summary.promptCacheKey;
-    const messages = carried === null && session !== null ? messageCache.serialise(session, lowered.chatRequest.messages) : null;
-    const serialised = serialiseChatRequest(lowered.chatRequest, { byParts: false, largeStrings: carried?.table ?? null, known: { tools: lowered.toolsJson, messages } });
+    const serialised = encodeChatRequest(lowered.chatRequest, { byParts: false, largeStrings: parsed.largeStrings });
     const serialisedAt = monotonicMilliseconds();
     liftAnswer(answerSse, lowered);
     const liftedAt = monotonicMilliseconds();

@@ -63,6 +63,10 @@ function describeExchange(exchange: ExchangeSummary): string {
     plural(exchange.functionCallCount, 'function call'),
     plural(exchange.warningCount, 'warning'),
   ];
+  const outcomes = exchange.callOutcomes;
+  if (outcomes.repaired + outcomes.warned + outcomes.refused > 0) {
+    parts.push(`calls ${outcomes.valid} valid, ${outcomes.repaired} repaired, ${outcomes.warned} with a warning, ${outcomes.refused} refused`);
+  }
   if (exchange.error) parts.push(`error: ${exchange.error.message}`);
   return parts.join(', ');
 }

@@ -2,6 +2,7 @@ import type { HostToWebviewMessage, WebviewToHostMessage } from '../src/shared/w
 import { createToolbar } from './traffic-panel-actions.ts';
 import { createDetailView } from './traffic-panel-detail.ts';
 import { element, type PanelContext } from './traffic-panel-dom.ts';
+import { describeCallTally } from './traffic-panel-call-tally.ts';
 import { createTrafficList } from './traffic-panel-list.ts';
 import { createInitialState, reducePanelState, type PanelAction, type PanelState } from './traffic-panel-state.ts';
 
@@ -60,9 +61,10 @@ const toolbar = createToolbar(context);
 const trafficList = createTrafficList(context);
 const detailView = createDetailView(context);
 const notice = element('p', { className: 'notice', attributes: { id: 'notice', role: 'status', 'aria-live': 'polite' } });
+const callTally = element('p', { className: 'stats call-tally', attributes: { id: 'call-tally', title: 'Tool calls per model over the round trips held here' } });
 
 app.append(
-  element('header', { className: 'top' }, element('h1', { attributes: { id: 'title' }, text: 'Live traffic' }), toolbar.statsLine, notice),
+  element('header', { className: 'top' }, element('h1', { attributes: { id: 'title' }, text: 'Live traffic' }), toolbar.statsLine, callTally, notice),
   toolbar.root,
   element('div', { className: 'layout' }, trafficList.root, detailView.root),
 );
@@ -72,6 +74,9 @@ function render(): void {
   toolbar.render(state);
   trafficList.render(state);
   detailView.render(state);
+  const tally = describeCallTally(state.exchanges);
+  callTally.textContent = tally === '' ? '' : `Tool calls · ${tally}`;
+  callTally.hidden = tally === '';
   notice.textContent = state.notice?.message ?? '';
   notice.className = `notice${state.notice?.level === 'error' ? ' error' : ''}`;
 }

@@ -5,7 +5,6 @@
  */
 import { parseArgs } from 'node:util';
 import type { Logger } from '../../src/core/logger.ts';
-import { configureDedicatedProcess } from '../../src/server/dedicated-process.ts';
 import { startBridgeServer } from '../../src/server/start-server.ts';
 import { serveParent } from './serve-parent.ts';
 
@@ -25,7 +24,6 @@ function createLogger(quiet: boolean): Logger {
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { backend: { type: 'string' }, quiet: { type: 'boolean' } } });
   if (!values.backend) throw new Error('bench bridge: --backend URL is required');
-  configureDedicatedProcess();
   const bridge = await startBridgeServer({ backendUrl: values.backend, host: '127.0.0.1', port: 0, logger: createLogger(values.quiet === true) });
 
   serveParent('bridge', bridge.url, () => bridge.close());

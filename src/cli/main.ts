@@ -6,10 +6,11 @@ import { endsInVersionSegment } from '../core/map-upstream-http-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
 import { reportBackendAtStart, runDoctorCommand } from './doctor-command.ts';
 import { createLiveView, shouldUseColour } from './live-view.ts';
+import { createCallTallyListener } from './call-tally.ts';
+import type { TrafficListener } from '../core/traffic-event.ts';
 import { formatClockTime } from '../core/round-trip-line.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
-import { DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
-import { configureDedicatedProcess, DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES, DEDICATED_PROCESS_V8_FLAGS } from '../server/dedicated-process.ts';
+import { DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_KEEPALIVE_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS, MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';
 import { BRIDGE_VERSION, startBridgeServer } from '../server/start-server.ts';
 import { GRAMMAR_ENFORCEMENT_SETTINGS, type GrammarEnforcementSetting } from '../server/grammar-enforcement.ts';
 
@@ -28,13 +29,14 @@ Options for serve:
   --token-env NAME              environment variable holding a token every client must send as Bearer
   --strategy S                  function_bridge (default) or passthrough
   --keepalive-seconds N         response.in_progress every N silent seconds; 0 disables (default ${DEFAULT_KEEPALIVE_SECONDS})
+  --backend-timeout-seconds N   give up on a backend silent this long (prompt processing included) (default ${DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS})
   --model NAME                  model name sent to the backend instead of Codex's
   --log-file PATH               append one JSON line per exchange
   --log-level LEVEL             what stderr shows: error (errors only), warn (also each warning and failed
                                 round trip), info (default: also one line per round trip), debug (also
                                 exchange ids, backend timings and the bridge's internals)
   -q, --quiet                   no line per round trip: the same as --log-level warn
-  --grammar-repair              repair lifted free-form inputs that miss their grammar in known ways (warned)
+  --grammar-repair              also apply the risky patch repairs (a missing *** End Patch, prose around it); safe ones are always on (warned)
   --grammar-examples            add a compact valid example payload to each bridged tool's description
   --grammar-enforcement MODE    off (default), auto (a self-test on the engine decides per model), escaped
                                 or value (send the grammar as a pattern in that form without testing)
@@ -82,6 +84,7 @@ async function serve(argv: string[]): Promise<void> {
       'token-env': { type: 'string' },
       strategy: { type: 'string' },
       'keepalive-seconds': { type: 'string' },
+      'backend-timeout-seconds': { type: 'string' },
       model: { type: 'string' },
       'log-file': { type: 'string' },
       'log-level': { type: 'string' },
@@ -116,6 +119,8 @@ async function serve(argv: string[]): Promise<void> {
   }
   const port = parseNonNegativeInteger('--port', values.port, 0, 65535);
   const keepaliveSeconds = parseNonNegativeInteger('--keepalive-seconds', values['keepalive-seconds'], DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS);
+  const backendTimeoutSeconds = parseNonNegativeInteger('--backend-timeout-seconds', values['backend-timeout-seconds'], DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS);
+  if (backendTimeoutSeconds < MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS) throw new UsageError(`--backend-timeout-seconds must be at least ${MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS}, got ${backendTimeoutSeconds}`);
   const backendApiKey = readEnvironmentSecret('--backend-api-key-env', values['backend-api-key-env']);
   const token = readEnvironmentSecret('--token-env', values['token-env']);
   const logger = createStderrLogger(level);
@@ -123,9 +128,23 @@ async function serve(argv: string[]): Promise<void> {
     logger.warn(`the backend URL ${values.backend} does not end in /v1; OpenAI-compatible servers answer 404 without it (e.g. ${suggestVersionedBaseUrl(values.backend)})`);
   }
 
-  // This process runs the bridge alone (dedicated-process.ts).
-  configureDedicatedProcess();
-  logger.debug(`V8 settings for a process that runs the bridge alone: ${DEDICATED_PROCESS_V8_FLAGS.join(' ')}, new space held at ${DEDICATED_PROCESS_NEW_SPACE_CAP_BYTES / 1024 / 1024} MB`);
+  const roundTrips = LEVELS.indexOf(level) >= LEVELS.indexOf('info');
+  const roundTripLines = createLiveView({
+    write: (line) => process.stderr.write(`${line}\n`),
+    roundTrips,
+    warnings: LEVELS.indexOf(level) >= LEVELS.indexOf('warn'),
+    detailed: level === 'debug',
+    colour: shouldUseColour(process.stderr, process.env),
+  });
+  // Beside each round trip with tool calls, its model's running tally (valid, repaired, warned,
+  // refused), so a user comparing models or --grammar-repair sees how the calls land.
+  const callTally = createCallTallyListener((line) => process.stderr.write(`${formatClockTime(new Date())}    ${line}`));
+  const liveView: TrafficListener = roundTrips
+    ? (event) => {
+        roundTripLines(event);
+        callTally(event);
+      }
+    : roundTripLines;
 
   let bridge;
   try {
@@ -143,14 +162,9 @@ async function serve(argv: string[]): Promise<void> {
       },
       grammarEnforcement,
       keepaliveSeconds,
+      upstreamIdleTimeoutSeconds: backendTimeoutSeconds,
       logger,
-      onTraffic: createLiveView({
-        write: (line) => process.stderr.write(`${line}\n`),
-        roundTrips: LEVELS.indexOf(level) >= LEVELS.indexOf('info'),
-        warnings: LEVELS.indexOf(level) >= LEVELS.indexOf('warn'),
-        detailed: level === 'debug',
-        colour: shouldUseColour(process.stderr, process.env),
-      }),
+      onTraffic: liveView,
       logFile: values['log-file'],
     });
   } catch (error) {

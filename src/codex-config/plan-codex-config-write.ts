@@ -5,7 +5,7 @@ import { catalogFileNameFor, describeAzureUrlRisk, profileFileNameFor, providerI
 import { createCodexProfileEdits, createMakeDefaultEdits, renderCodexProfile } from '../core/codex-config/render-codex-profile.ts';
 import { editTomlText } from '../core/codex-config/toml-edit.ts';
 import { CodexConfigFileError } from './codex-config-file-error.ts';
-import { errorCode, readTargetFile, type ExistingFile } from './read-target-file.ts';
+import { errorCode, readMode, readTargetFile, type ExistingFile } from './read-target-file.ts';
 import { editTomlFile, parseTomlFile, parseTomlText, readPath } from './toml-document.ts';
 import { formatBackupTimestamp } from './write-file-atomically.ts';
 
@@ -189,6 +189,11 @@ export async function planCodexConfigWrite(options: CodexConfigWriteOptions): Pr
       confirmations.push(
         `${configPath} sets model_provider = ${JSON.stringify(currentProvider)}: this replaces it with "${profileOptions.providerId}", so Codex and the Codex extension in VS Code use the bridge by default (\`freeform-bridge codex-config --restore\` puts the file back byte for byte).`,
       );
+    }
+    const existingMode = existingConfig === null ? null : await readMode(configPath);
+    if (existingMode !== null && (existingMode & 0o200) === 0) {
+      // A read-only config.toml was made so on purpose (a managed setup, a guard against tools): ask.
+      confirmations.push(`${configPath} is read-only (mode ${existingMode.toString(8).padStart(4, '0')}): this replaces it anyway and keeps it read-only.`);
     }
     const edits = createMakeDefaultEdits(profileOptions, document);
     const newText = existingConfig === null ? manualHint : editTomlFile(configPath, existingConfig.text, edits, manualHint);

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { CodexConfigFileError } from './codex-config-file-error.ts';
 import type { ApplyCodexConfigOptions } from './plan-codex-config-write.ts';
 import { readTargetFile } from './read-target-file.ts';
@@ -34,6 +34,17 @@ export async function planCodexConfigRestore(codexHomeGiven: string, now: Date =
       `there is nothing to restore: freeform-bridge has not changed ${configPath} (no ${RESTORE_RECORD_FILE_NAME} in ${codexHome}). Backups made by earlier versions are the config.toml.bak-* files there.`,
     );
   }
+  // The record lives in CODEX_HOME, which may be shared or synced: a tampered one must not make the
+  // restore copy any readable file over any writable one. Only the two files it can name are trusted.
+  const backupName = /^config\.toml\.bak-[0-9A-Za-z-]+$/;
+  const backupKnown = record.backupPath === null || (dirname(record.backupPath) === codexHome && backupName.test(basename(record.backupPath)));
+  if (record.configPath !== configPath || !backupKnown) {
+    throw new CodexConfigFileError(
+      'malformed',
+      join(codexHome, RESTORE_RECORD_FILE_NAME),
+      `the restore record ${join(codexHome, RESTORE_RECORD_FILE_NAME)} names a file freeform-bridge did not write (only ${configPath} and its config.toml.bak-* backups there are restored); nothing was changed`,
+    );
+  }
   const current = await readTargetFile(record.configPath);
   let restoredText: string | null = null;
   if (record.backupPath !== null) {
@@ -48,7 +59,8 @@ export async function planCodexConfigRestore(codexHomeGiven: string, now: Date =
     restoredText,
     backupPath: record.backupPath,
     editedSinceWrite: current === null || sha256(current.text) !== record.writtenSha256,
-    originalMode: record.originalMode,
+    // Permission bits only: a record cannot ask for setuid or sticky bits.
+    originalMode: record.originalMode === null ? null : record.originalMode & 0o777,
     now,
   };
 }

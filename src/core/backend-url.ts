@@ -18,17 +18,44 @@ export function checkHttpUrl(text: string, example: string): HttpUrlCheck {
   return { ok: true, url };
 }
 
+/** Query parameters that carry a credential (`?api-key=…`, `?token=…`), by name. */
+const CREDENTIAL_PARAMETER = /key|token|secret|password|passwd|auth|signature|sig$/i;
+
+/**
+ * A backend URL is shown on the unauthenticated /healthz, in the panel, the log and every error, and
+ * is never used for authentication: a credential written into it (`user:pass@`, `?api-key=`) would be
+ * published, not used. It is refused, naming where the key belongs, without repeating it.
+ */
+function describeCredentialsInUrl(url: URL): string | null {
+  const where = url.username !== '' || url.password !== '' ? 'user:password@' : [...url.searchParams.keys()].find((name) => CREDENTIAL_PARAMETER.test(name));
+  if (where === undefined) return null;
+  const shown = new URL(url.toString());
+  shown.username = '';
+  shown.password = '';
+  shown.search = '';
+  const label = where === 'user:password@' ? 'a user name or password (user:password@)' : `a credential in its query string (${where}=…)`;
+  return `'${shown.toString()}' carries ${label}; the bridge would show it on /healthz and in errors and never send it as a key. Remove it and set it as the backend API key instead (serve --backend-api-key-env, or Freeform Bridge: Set Backend API Key)`;
+}
+
 /** What is wrong with a backend URL, or null when the bridge can use it. */
 export function describeInvalidBackendUrl(text: string): string | null {
   const check = checkHttpUrl(text, DEFAULT_BACKEND_URL);
-  return check.ok ? null : check.problem;
+  return check.ok ? describeCredentialsInUrl(check.url) : check.problem;
 }
 
-/** The backend URL as the upstream client uses it (no trailing slash); throws on a URL it cannot use. */
+/**
+ * The backend URL as the upstream client uses it (no trailing slash on the path, a query string kept
+ * after it); throws on a URL it cannot use.
+ */
 export function normaliseBackendUrl(text: string): string {
   const check = checkHttpUrl(text, DEFAULT_BACKEND_URL);
   if (!check.ok) throw new Error(`backend URL ${check.problem}`);
-  return check.url.toString().replace(/\/+$/, '');
+  const credentials = describeCredentialsInUrl(check.url);
+  if (credentials !== null) throw new Error(`backend URL ${credentials}`);
+  const url = check.url;
+  url.hash = '';
+  url.pathname = url.pathname.replace(/\/+$/, '');
+  return url.toString().replace(/\/+(\?|$)/, '$1');
 }
 
 /**

@@ -42,9 +42,10 @@ export interface BridgeOptions {
   /** Images inside tool outputs. */
   toolOutputImages: 'inline_user_message' | 'placeholder' | 'reject';
   /**
-   * Deliver a lifted free-form input repaired (JSON wrapper, heredoc or code fence removed, missing
-   * final newline or `*** End Patch` added) when that makes it match the tool's grammar; always
-   * with a `grammar_repaired` warning. Off: mismatches are only warned about.
+   * Also apply the risky repairs to a lifted free-form input (a missing final newline or
+   * `*** End Patch` added, prose around one patch dropped, other heredoc forms) when that makes it
+   * match the grammar and, for a patch, Codex's parser; always with a `grammar_repaired` warning.
+   * The safe patch rescues (lift/rescue-apply-patch.ts) apply whatever this says.
    */
   grammarRepair: boolean;
   /** Append a short valid example payload to the descriptions of `apply_patch` and `exec`, for small models. */

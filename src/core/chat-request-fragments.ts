@@ -13,32 +13,13 @@ import type { ChatRequestParts, EncodedChatRequest, EncodedFragment } from './tr
  * already holds by looking its hash up.
  */
 
-/** A JSON text and its length in UTF-8, so it can be written into a body's bytes without measuring it again. */
-export interface JsonText {
-  readonly text: string;
-  readonly byteLength: number;
-}
-
-export function createJsonText(value: unknown): JsonText {
-  const text = JSON.stringify(value);
-  return { text, byteLength: Buffer.byteLength(text, 'utf8') };
-}
-
-/** Texts a caller already has for parts of the request: they are used instead of serialising those parts again. */
-export interface KnownTexts {
-  /** `JSON.stringify(request.tools)` (the text of a cached tool lowering's LoweredRequest.toolsJson). */
-  tools: string | null;
-  /** `JSON.stringify` of each message, in order (message-text-cache.ts). */
-  messages: readonly string[] | null;
-}
-
-export function splitChatRequest(request: ChatRequest, known: KnownTexts = { tools: null, messages: null }): ChatRequestParts {
+export function splitChatRequest(request: ChatRequest): ChatRequestParts {
   const hasTools = request.tools !== undefined;
   return {
     // Emptied, not deleted: the rebuilt request keeps the original key order.
     head: JSON.stringify({ ...request, messages: [], ...(hasTools ? { tools: [] } : {}) }),
-    messages: known.messages !== null ? [...known.messages] : request.messages.map((message) => JSON.stringify(message)),
-    tools: hasTools ? (known.tools ?? JSON.stringify(request.tools)) : null,
+    messages: request.messages.map((message) => JSON.stringify(message)),
+    tools: hasTools ? JSON.stringify(request.tools) : null,
   };
 }
 

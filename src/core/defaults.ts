@@ -23,8 +23,21 @@ export const MAX_KEEPALIVE_SECONDS = 3600;
  */
 export const DEFAULT_COMMIT_GRACE_MS = 1500;
 
-/** A backend silent for this long mid-answer is given up on. */
+/**
+ * The backend timeout: a backend silent this long (no status, no byte) is given up on. Long because a
+ * local engine processing a long prompt says nothing until its first token, and that takes minutes on
+ * modest hardware (a 100k-token context at a few hundred tokens per second). `serve
+ * --backend-timeout-seconds` and the `freeformBridge.backendTimeoutSeconds` setting change it.
+ */
 export const DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS = 900;
+export const MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS = 5;
+export const MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS = 86_400;
+
+/**
+ * After this much backend silence the panel and the terminal say what the bridge waits for and how
+ * long until it gives up: Codex only shows that it is working, and keepalives hide the wait from it.
+ */
+export const BACKEND_WAIT_NOTICE_SECONDS = 60;
 
 /** Round trips the traffic panel keeps, and the bounds of that setting. */
 export const DEFAULT_TRAFFIC_BUFFER_SIZE = 200;

@@ -281,7 +281,7 @@ export class LargeStringTable {
  * then, and `JSON.parse` words the refusal.
  */
 export function extractLargeStrings(bytes: Buffer, options: { minBytes?: number; start?: number } = {}): LargeStringTable | null {
-  // Never an empty string: passthrough text may be compared with '' (passthrough-text.ts).
+  // Never an empty string: passthrough text may be compared with '' (outbound-encoding.ts).
   const minBytes = Math.max(1, options.minBytes ?? DEFAULT_MIN_LARGE_STRING_BYTES);
   const start = options.start ?? 0;
   const nonce = randomBytes(12).toString('hex');

@@ -25,10 +25,12 @@ function lowerCasePercentEscapes(text: string): string {
 function listSecretSpellings(secret: string): Set<string> {
   const inJson = JSON.stringify(secret).slice(1, -1);
   const inJsonTwice = JSON.stringify(inJson).slice(1, -1);
+  // PHP and some proxies escape `/` as `\/` in JSON: the same key, spelled differently.
+  const inJsonSlashEscaped = inJson.replaceAll('/', '\\/');
   const inUrl = encodeURIComponent(secret);
   const inForm = new URLSearchParams({ k: secret }).toString().slice(2);
   // A typical key (letters, digits, - and _) is spelled the same everywhere: one scan of the text.
-  return new Set([secret, inJson, inJsonTwice, inUrl, lowerCasePercentEscapes(inUrl), inForm, lowerCasePercentEscapes(inForm)]);
+  return new Set([secret, inJson, inJsonTwice, inJsonSlashEscaped, JSON.stringify(inJsonSlashEscaped).slice(1, -1), inUrl, lowerCasePercentEscapes(inUrl), inForm, lowerCasePercentEscapes(inForm)]);
 }
 
 /**

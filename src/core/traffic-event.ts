@@ -73,6 +73,8 @@ export interface ExchangeRejectedEvent {
   roundTrip?: RoundTripLabel;
   httpStatus: number;
   error: { code: string | null; message: string };
+  /** Set on a report of repeated refusals: it stands for this many refusals of the same cause since the first was reported (refusal-coalescer.ts). */
+  repeated?: number;
 }
 
 export type TrafficEvent = ExchangeStartEvent | ExchangeDeltaEvent | ExchangeEndEvent | ExchangeRejectedEvent;
@@ -118,7 +120,7 @@ export type BridgeTrafficListener = (event: BridgeTrafficEvent) => void;
 
 /**
  * A start event without some of its request fields, copied key by key: those fields may be built on
- * first read (serialise-chat-request.ts), and a rest pattern would build them only to drop them.
+ * first read (outbound-encoding.ts), and a rest pattern would build them only to drop them.
  */
 export function omitStartFields<K extends 'loweredRequest' | 'loweredRequestParts'>(event: ExchangeStartEvent, omitted: readonly K[]): Omit<ExchangeStartEvent, K> {
   const rest: Record<string, unknown> = {};

@@ -34,7 +34,9 @@ export type WarningKind =
   | 'input_delta_mismatch'
   | 'context_truncated_by_backend'
   | 'finish_reason_unusual'
-  | 'reasoning_effort_changed';
+  | 'reasoning_effort_changed'
+  | 'backend_waiting'
+  | 'invalid_utf8';
 
 export interface BridgeWarning {
   kind: WarningKind;

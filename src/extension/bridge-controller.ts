@@ -322,6 +322,7 @@ export class BridgeController {
       options: { strategy: settings.strategy, modelOverride: settings.model },
       grammarEnforcement: settings.grammarEnforcement,
       keepaliveSeconds: settings.keepaliveSeconds,
+      upstreamIdleTimeoutSeconds: settings.backendTimeoutSeconds,
       logger,
       onTraffic: (event) => this.recordTraffic(event),
       onCrash: (error) => this.handleCrash(launched, error),

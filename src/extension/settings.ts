@@ -1,6 +1,14 @@
 import * as vscode from 'vscode';
 import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-options.ts';
-import { DEFAULT_BACKEND_URL, DEFAULT_CODEX_PROFILE, DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS } from '../core/defaults.ts';
+import {
+  DEFAULT_BACKEND_URL,
+  DEFAULT_CODEX_PROFILE,
+  DEFAULT_KEEPALIVE_SECONDS,
+  DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS,
+  MAX_KEEPALIVE_SECONDS,
+  MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS,
+  MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS,
+} from '../core/defaults.ts';
 import { GRAMMAR_ENFORCEMENT_SETTINGS, type GrammarEnforcementSetting } from '../server/grammar-enforcement.ts';
 import { USER_ONLY_SETTING_KEYS, type UserOnlySettingKey } from './user-only-settings.ts';
 
@@ -17,6 +25,8 @@ export interface BridgeSettings {
   /** Grammar patterns for the engine (off, auto = its self-test decides, or a forced form). */
   grammarEnforcement: GrammarEnforcementSetting;
   keepaliveSeconds: number;
+  /** How long a silent backend is waited for before the turn fails. */
+  backendTimeoutSeconds: number;
   autoStart: boolean;
   /** null = $CODEX_HOME or ~/.codex. */
   codexHome: string | null;
@@ -24,7 +34,7 @@ export interface BridgeSettings {
 }
 
 /** Settings the running server was started with; a change to any of them needs a restart. */
-export const SERVER_SETTING_KEYS = ['backendUrl', 'port', 'model', 'strategy', 'grammarEnforcement', 'keepaliveSeconds'] as const;
+export const SERVER_SETTING_KEYS = ['backendUrl', 'port', 'model', 'strategy', 'grammarEnforcement', 'keepaliveSeconds', 'backendTimeoutSeconds'] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 
 function clampInteger(value: unknown, fallback: number, minimum: number, maximum: number): number {
@@ -56,6 +66,7 @@ export function readBridgeSettings(): BridgeSettings {
     strategy: CUSTOM_TOOL_STRATEGIES.find((known) => known === strategy) ?? 'function_bridge',
     grammarEnforcement: GRAMMAR_ENFORCEMENT_SETTINGS.find((known) => known === grammarEnforcement) ?? 'off',
     keepaliveSeconds: clampInteger(configuration.get('keepaliveSeconds'), DEFAULT_KEEPALIVE_SECONDS, 0, MAX_KEEPALIVE_SECONDS),
+    backendTimeoutSeconds: clampInteger(configuration.get('backendTimeoutSeconds'), DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS),
     autoStart: user('autoStart') === true,
     codexHome: trimmedOrNull(user('codexHome')),
     // The profile name becomes a file name: refuse anything that could leave CODEX_HOME.

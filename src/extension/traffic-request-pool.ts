@@ -47,11 +47,7 @@ interface ByteBlock {
 
 const utf8 = new TextDecoder();
 
-/**
- * A part kept as bytes, decoded on each read. A class, so `text` is one getter on its prototype: a
- * getter written in an object literal is a function per entry, which V8 keeps in a hidden class of
- * the entry's own (response-sink.ts says what that cost per exchange).
- */
+/** A part kept as bytes, decoded on each read. */
 class BytesEntry implements PoolEntry {
   references = 0;
   readonly retainedBytes = 0;

@@ -1,3 +1,4 @@
+import { countCallOutcomes, emptyCallOutcomeCounts } from '../core/call-outcome-tally.ts';
 import type { ResponsesOutputItem } from '../core/responses/responses-output.ts';
 import { UNLABELLED_ROUND_TRIP } from '../core/round-trip-label.ts';
 import type { BridgeWarning, WarningKind } from '../core/warnings.ts';
@@ -29,6 +30,7 @@ export function createExchangeSummary(id: string, sequence: number, startedAt: s
     warningCount: 0,
     warningKinds: [],
     toolNames: [],
+    callOutcomes: emptyCallOutcomeCounts(),
     error: null,
     requestBytes: 0,
     loweredRequestBytes: null,
@@ -46,6 +48,7 @@ export function countOutputInto(summary: ExchangeSummary, items: readonly Respon
   for (const item of items) if (item.type === 'custom_tool_call' || item.type === 'function_call') names.add(item.name);
   for (const warning of warnings) if (warning.tool) names.add(warning.tool);
   summary.toolNames = [...names];
+  summary.callOutcomes = countCallOutcomes(items, warnings);
 }
 
 /** An error message fit for a summary: secrets removed, cut at a length every snapshot can carry. */

@@ -1,7 +1,8 @@
 import { UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import type { BackendModel } from '../core/doctor/model-list.ts';
 import { parseModelListText } from '../core/doctor/model-list.ts';
-import type { UpstreamClient } from './upstream-client.ts';
+import { readBoundedResponseText } from './read-bounded-response.ts';
+import { MAX_SERVER_INFO_BYTES, type UpstreamClient } from './upstream-client.ts';
 import { identifyBackend } from './engine-doctor.ts';
 
 export type { BackendModel } from '../core/doctor/model-list.ts';
@@ -39,7 +40,7 @@ export async function fetchBackendModels(baseUrl: string, apiKey?: string | null
   let text: string;
   try {
     response = await (options.fetch ?? fetch)(url, { headers, signal: AbortSignal.timeout(options.timeoutMs ?? 5_000) });
-    text = await response.text();
+    text = await readBoundedResponseText(response, MAX_SERVER_INFO_BYTES);
   } catch (error) {
     const name = (error as Error).name;
     // fetch wraps the reason in its cause: a code (ECONNREFUSED) or, for a port fetch never dials, only a message ("bad port").

@@ -3,6 +3,7 @@ import * as z from '../core/schema/zod.ts';
 import { parseJson } from '../core/parse-json.ts';
 import { SseDecoder } from '../core/sse/sse-decoder.ts';
 import type { TrafficEvent } from '../core/traffic-event.ts';
+import { readBoundedResponseText } from './read-bounded-response.ts';
 import { BRIDGE_IDENTITY_PATH, BRIDGE_NAME, BRIDGE_TRAFFIC_PATH, computeIdentityProof, type BridgeIdentity } from './bridge-sharing-routes.ts';
 
 /**
@@ -29,26 +30,36 @@ function describeFailure(error: unknown): string {
   return typeof cause?.code === 'string' ? cause.code : error instanceof Error ? error.message : String(error);
 }
 
-/** `url` is the bridge's origin, e.g. http://127.0.0.1:18080. Never throws: a foreign program is an answer too. */
+/** A real identity answer is a few hundred bytes; whatever holds the port may send without end. */
+const MAX_IDENTITY_ANSWER_BYTES = 16 * 1024;
+
+/**
+ * `url` is the bridge's origin, e.g. http://127.0.0.1:18080. Never throws: a foreign program is an
+ * answer too. The token is never sent here: the holder of the port must first prove it knows it, by
+ * answering our fresh random challenge (bridge-sharing-routes.ts); only a proven bridge is ever sent
+ * the token afterwards.
+ */
 export async function checkBridgeIdentity(url: string, token: string): Promise<BridgeIdentityCheck> {
-  const challenge = randomBytes(16).toString('hex');
+  const challenge = randomBytes(32).toString('hex');
+  const port = Number(new URL(url).port);
   let response: Response;
   let text: string;
   try {
-    response = await fetch(`${url}${BRIDGE_IDENTITY_PATH}?challenge=${challenge}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(IDENTITY_TIMEOUT_MS) });
-    text = await response.text();
+    // redirect: 'error' — a redirect would send the check somewhere else than the port being checked.
+    response = await fetch(`${url}${BRIDGE_IDENTITY_PATH}?challenge=${challenge}`, { redirect: 'error', signal: AbortSignal.timeout(IDENTITY_TIMEOUT_MS) });
+    text = await readBoundedResponseText(response, MAX_IDENTITY_ANSWER_BYTES);
   } catch (error) {
     return { ours: false, reason: `it does not answer HTTP (${describeFailure(error)})` };
   }
-  if (response.status === 401) return { ours: false, reason: 'it is a bridge with another token (HTTP 401)' };
+  if (response.status === 401) return { ours: false, reason: 'it asks for the bridge token before proving it knows it (an older bridge or another program), so it was not sent' };
   if (response.status !== 200) return { ours: false, reason: `it is not a Freeform Bridge (GET ${BRIDGE_IDENTITY_PATH} answered HTTP ${response.status})` };
   const json = parseJson(text);
   const parsed = identitySchema.safeParse(json.success ? json.value : null);
   if (!parsed.success) return { ours: false, reason: `it is not a Freeform Bridge (unexpected answer to ${BRIDGE_IDENTITY_PATH})` };
-  const expected = Buffer.from(computeIdentityProof(token, challenge), 'hex');
+  const expected = Buffer.from(computeIdentityProof(token, challenge, port), 'hex');
   const presented = Buffer.from(parsed.data.proof ?? '', 'hex');
   if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
-    return { ours: false, reason: 'it answers like a bridge but cannot prove it knows the token' };
+    return { ours: false, reason: 'it could not prove it knows the bridge token (a bridge with another token, or a program posing as one); the token was not sent to it' };
   }
   return { ours: true, identity: parsed.data as BridgeIdentity };
 }

@@ -36,8 +36,8 @@ export interface BridgeIdentity {
   proof: string | null;
 }
 
-export function computeIdentityProof(token: string, challenge: string): string {
-  return createHmac('sha256', token).update(challenge, 'utf8').digest('hex');
+export function computeIdentityProof(token: string, challenge: string, port: number): string {
+  return createHmac('sha256', token).update(`${BRIDGE_NAME} identity\n${port}\n${challenge}`, 'utf8').digest('hex');
 }
 
 export interface BridgeSharingDependencies {
@@ -66,7 +66,7 @@ export function createBridgeIdentityHandler(dependencies: BridgeSharingDependenc
       instanceId: dependencies.instanceId,
       pid: process.pid,
       backend: dependencies.backendUrl,
-      proof: token === null ? null : computeIdentityProof(token, challenge),
+      proof: token === null ? null : computeIdentityProof(token, challenge, request.socket.localPort ?? 0),
     };
     response.status(200).json(identity);
   };

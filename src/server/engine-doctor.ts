@@ -8,7 +8,7 @@ import { readChatProbeAnswer, type ChatProbeResult } from '../core/doctor/read-p
 import { buildGrammarSelfTestRequest, decideGrammarEnforcement, judgeGrammarSelfTest, SELF_TEST_FORMS, type GrammarSelfTestVerdict } from '../core/doctor/grammar-self-test.ts';
 import type { GrammarEnforcement } from '../core/bridge-options.ts';
 import type { PatternForm } from '../core/grammar/grammar-to-pattern.ts';
-import { createUpstreamClient, type UpstreamClient } from './upstream-client.ts';
+import { createUpstreamClient, MAX_SERVER_INFO_BYTES, type UpstreamClient } from './upstream-client.ts';
 
 /**
  * The engine doctor's I/O, through the bridge's own upstream client (undici, the backend's key): find
@@ -35,7 +35,7 @@ const FIND_TIMEOUT_MS = 1_000;
 async function readText(upstream: UpstreamClient, method: 'GET' | 'POST', path: string, body: string | undefined, signal: AbortSignal): Promise<string | null> {
   try {
     const response = await upstream.requestServerRoot(method, path, body, signal);
-    const text = await response.text();
+    const text = await response.text(MAX_SERVER_INFO_BYTES, `answer to ${method} ${path}`);
     return response.status === 200 ? text : null;
   } catch (error) {
     if (signal.aborted) throw error;
@@ -52,7 +52,7 @@ async function readText(upstream: UpstreamClient, method: 'GET' | 'POST', path: 
 export async function identifyBackend(upstream: UpstreamClient, signal: AbortSignal): Promise<EngineIdentity> {
   const modelListUrl = `${upstream.baseUrl}/models`;
   const response = await upstream.getModels(signal);
-  const modelList = await response.text();
+  const modelList = await response.text(MAX_SERVER_INFO_BYTES, 'model list');
   if (response.status !== 200) throw new UpstreamHttpError(response.status, modelList.slice(0, 2_000));
   const list = parseModelListText(modelListUrl, modelList);
   const named = findEngineOwner(list.entries)?.engine ?? null;
@@ -91,7 +91,7 @@ async function sendProbe(upstream: UpstreamClient, body: Record<string, unknown>
   const limited = AbortSignal.any([signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]);
   try {
     const response = await upstream.postChatCompletions(JSON.stringify(body), limited);
-    const text = await response.text();
+    const text = await response.text(MAX_SERVER_INFO_BYTES, 'probe answer');
     return readChatProbeAnswer(response.status, text, body.stream === true);
   } catch (error) {
     if (signal.aborted) throw error;
@@ -189,7 +189,7 @@ export async function findLocalEngines(options: { host?: string; timeoutMs?: num
       const upstream = createUpstreamClient({ baseUrl: backendUrl, getApiKey: () => null });
       try {
         const response = await upstream.getModels(AbortSignal.timeout(options.timeoutMs ?? FIND_TIMEOUT_MS));
-        const text = await response.text();
+        const text = await response.text(MAX_SERVER_INFO_BYTES, 'model list');
         if (response.status === 401 || response.status === 403) return { port, expected: engine, backendUrl };
         if (response.status !== 200) return null;
         // Throws for a body that is no model list: some other program holds the port.

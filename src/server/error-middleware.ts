@@ -14,8 +14,8 @@ export interface ErrorAnswerDependencies {
 }
 
 /**
- * Answers a request that failed with `error` before an exchange took it over, whichever path served
- * it (the Express error middleware below, or the `POST /v1/responses` fast path). An exchange that
+ * Answers a request that failed with `error` before an exchange took it over, whichever route served
+ * it (the Express error middleware below, or the `POST /v1/responses` route). An exchange that
  * started answers its own failures (responses-exchange.ts), through the same failure map.
  */
 export function answerRequestError(

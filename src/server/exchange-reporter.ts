@@ -1,6 +1,6 @@
 import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
 import type { LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
-import type { SerialisedChatRequest } from '../core/serialise-chat-request.ts';
+import type { EncodedChatRequest } from '../core/outbound-encoding.ts';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import type { RoundTripLabel } from '../core/round-trip-label.ts';
 import type { ChatRequestParts, ExchangeOutcome, ExchangeStartEvent, TrafficListener } from '../core/traffic-event.ts';
@@ -21,7 +21,7 @@ export interface ExchangeReporterOptions {
   now?: () => number;
 }
 
-export type RequestReaders = Pick<SerialisedChatRequest, 'readRequest' | 'readParts'>;
+export type RequestReaders = Pick<EncodedChatRequest, 'readRequest' | 'readParts'>;
 
 /** Where a start event keeps how to read its request: not enumerable, so no copy or encoding of the event sees it. */
 const requestReaders = Symbol('how the start event reads its request');
@@ -30,11 +30,7 @@ type LazyStartEvent = ExchangeStartEvent & { [requestReaders]: RequestReaders };
 
 /**
  * The start event's lazy properties: enumerable, computed on first read (spread and JSON.stringify
- * read them like any other). Their getters are these two functions, shared by every event, never a
- * closure per request: V8 keeps an accessor's getter in the object's hidden class, which lives in the
- * old generation, so a per-request getter that holds the lowered request kept the whole lowered tree
- * (and the parsed body's strings it shares) alive through every young-generation GC until the next
- * full one: about 1.4 MB promoted per scavenge at 4 clients with a 50 KB request, against 0.3 MB.
+ * read them like any other), so a listener that never reads the request costs nothing.
  */
 const lazyStartProperties = {
   loweredRequest: {
@@ -133,6 +129,13 @@ export class ExchangeReporter {
     this.reportedTranslatorWarnings = all.length;
     this.warnings.push(...newWarnings);
     if (items.length > 0 || newWarnings.length > 0) this.options.onTraffic({ type: 'exchange-delta', exchangeId: this.options.exchangeId, items, warnings: newWarnings });
+  }
+
+  /** A warning of the exchange itself (not of lowering or the translator), shown at once. */
+  warn(warning: BridgeWarning): void {
+    if (this.isEnded) return;
+    this.warnings.push(warning);
+    this.options.onTraffic({ type: 'exchange-delta', exchangeId: this.options.exchangeId, items: [], warnings: [warning] });
   }
 
   /** The exchange's one end event; later calls do nothing. */

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { mapUpstreamHttpError } from '../core/map-upstream-http-error.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import type { UpstreamClient } from './upstream-client.ts';
+import { MAX_SERVER_INFO_BYTES, type UpstreamClient } from './upstream-client.ts';
 
 /** `GET /v1/models` is proxied so a user can check the bridge sees their backend's model names. */
 export function createModelsHandler(upstream: UpstreamClient, getSecrets: () => ReadonlyArray<string | null> = () => []) {
@@ -9,7 +9,7 @@ export function createModelsHandler(upstream: UpstreamClient, getSecrets: () => 
     const abortController = new AbortController();
     response.on('close', () => abortController.abort());
     const upstreamResponse = await upstream.getModels(abortController.signal);
-    const text = await upstreamResponse.text();
+    const text = await upstreamResponse.text(MAX_SERVER_INFO_BYTES, 'model list');
     if (upstreamResponse.status !== 200) {
       // A backend refusing the key may quote it back (as it can on /chat/completions): never pass it on.
       // The body is redacted before the message is cut to length, so a cut never leaves half a key.

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
-import { encodeResponsesEvent } from '../core/sse/sse-encoder.ts';
+import { encodeSseEvent } from '../core/sse/sse-encoder.ts';
 import type { HttpAnswer } from './failure-map.ts';
 import { sendJson } from './send-json.ts';
 
@@ -13,11 +13,6 @@ const SSE_HEADERS = {
   // Reverse proxies (nginx) buffer responses unless told otherwise; Codex needs each event now.
   'x-accel-buffering': 'no',
 } as const;
-
-/** The events that open every stream, before the model's first output. */
-function isStartEvent(event: ResponsesStreamEvent): boolean {
-  return event.type === 'response.created' || event.type === 'response.in_progress';
-}
 
 /**
  * Where one exchange's answer goes toward Codex: an SSE stream (`stream: true`, what Codex sends) or
@@ -75,16 +70,6 @@ export interface StreamSink extends ResponseSink {
   commit(): boolean;
 }
 
-/*
- * The sinks are classes, their getters on the prototype. A getter written in an object literal is a
- * new function per sink, and V8 keeps an accessor's function in the object's hidden class (its map),
- * which is allocated in the old generation: every exchange then left an old map behind that pointed
- * at its sink's closures, and through them at the exchange, so a young-generation GC kept the whole
- * exchange alive and promoted it, long after it ended, until the next full GC freed the map. Measured
- * with V8's GC trace (Node 20, one client, the soak's short requests): the share of the bridge's
- * allocated bytes that was promoted fell from 7.9 to 0.5 % (JSON answers) and 7.2 to 0.5 % (streams);
- * a bare Node hop promotes 0.8 %.
- */
 class StreamResponseSink implements StreamSink {
   readonly kind = 'stream';
   private readonly response: ServerResponse;
@@ -103,8 +88,6 @@ class StreamResponseSink implements StreamSink {
    */
   private pendingText = '';
   private flushQueued = false;
-  /** The model's first output (an item, a delta) has left: what Codex's user waits for. */
-  private outputSent = false;
   /** An arrow function, so it can be handed to queueMicrotask as it is. */
   private readonly flush = (): void => {
     this.flushQueued = false;
@@ -140,7 +123,7 @@ class StreamResponseSink implements StreamSink {
 
   write(events: readonly ResponsesStreamEvent[]): boolean {
     if (!this.isCommitted || this.watch.gone) return true;
-    for (const event of events) this.pendingText += encodeResponsesEvent(event);
+    for (const event of events) this.pendingText += encodeSseEvent(event);
     if (this.pendingText.length === 0) {
       // Nothing to carry the head: it leaves alone, so Codex sees its status now.
       if (this.headPending) this.response.flushHeaders();
@@ -148,10 +131,6 @@ class StreamResponseSink implements StreamSink {
       return true;
     }
     this.keepaliveTimer?.refresh();
-    if (!this.outputSent && !events.every(isStartEvent)) {
-      this.sendFirstOutput();
-      return !this.response.writableNeedDrain;
-    }
     if (!this.flushQueued) {
       this.flushQueued = true;
       queueMicrotask(this.flush);
@@ -177,19 +156,6 @@ class StreamResponseSink implements StreamSink {
   stop(): void {
     if (this.keepaliveTimer) clearInterval(this.keepaliveTimer);
     this.keepaliveTimer = null;
-  }
-
-  /**
-   * The model's first output leaves at once, not with the rest of its socket read. Node's HTTP
-   * response corks the socket on a write until the next tick, so the events of every chunk still to be
-   * translated in that read would otherwise leave with it: an engine that sends its first tokens in
-   * one burst (after prefill, or the bench's whole short answer) had its first delta wait for all of
-   * them (about 0.2 ms for a 16-chunk answer). One more socket write per answer, once.
-   */
-  private sendFirstOutput(): void {
-    this.outputSent = true;
-    this.flush();
-    this.response.socket?.uncork();
   }
 }
 

@@ -1,28 +1,25 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeOptions } from '../core/bridge-options.ts';
 import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
-import type { ToolLoweringCache } from '../core/lower/tool-lowering-cache.ts';
-import type { MessageTextCache } from '../core/message-text-cache.ts';
 import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
 import { mapUpstreamHttpError } from '../core/map-upstream-http-error.ts';
 import type { LargeStringTable } from '../core/large-json-strings.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import { serialiseChatRequest } from '../core/serialise-chat-request.ts';
+import { encodeChatRequest } from '../core/outbound-encoding.ts';
 import type { ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts';
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
 import { ChatSsePump, liftJsonCompletion } from '../core/stream/chat-sse-pump.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
-import { createWarningLedger, type WarningLedger } from '../core/warnings.ts';
+import { createWarning, createWarningLedger, type WarningLedger } from '../core/warnings.ts';
 import { ExchangeReporter } from './exchange-reporter.ts';
 import { isPatternRefusal, type GrammarEnforcementRegistry } from './grammar-enforcement.ts';
 import { answerFailure, mapFailureToHttp, type Failure, type FailureTarget, type HttpAnswer, type StreamFailure } from './failure-map.ts';
 import { createJsonSink, createStreamSink, type ResponseSink, type StreamSink } from './response-sink.ts';
-import { ShutdownNotice } from './shutdown-notice.ts';
 import { UpstreamCall } from './upstream-call.ts';
-import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
+import { MAX_ERROR_BODY_BYTES, type UpstreamClient, type UpstreamResponse } from './upstream-client.ts';
 
 export interface ResponsesExchangeDependencies {
   upstream: UpstreamClient;
@@ -31,10 +28,6 @@ export interface ResponsesExchangeDependencies {
   grammarEnforcement?: GrammarEnforcementRegistry;
   ledger: WarningLedger;
   grammarCache: GrammarCache;
-  /** Tool lists lowered before (tool-lowering-cache.ts), shared by every exchange of one bridge. */
-  toolCache: ToolLoweringCache;
-  /** Each session's last messages and their texts (message-text-cache.ts), shared likewise. */
-  messageCache: MessageTextCache;
   logger: Logger;
   onTraffic: TrafficListener;
   /** Seconds without any event before a `response.in_progress` keepalive goes out; 0 disables. */
@@ -52,6 +45,8 @@ export interface ResponsesExchangeDependencies {
   commitGraceMs: number;
   /** Backend silence (no byte) that turns into `response.failed`; 0 disables. */
   upstreamIdleTimeoutSeconds: number;
+  /** Backend silence after which the panel and the log say what is awaited and for how long still. */
+  backendWaitNoticeSeconds: number;
   /** Secrets that must never appear in anything we send back or log. */
   getSecrets: () => ReadonlyArray<string | null>;
   /**
@@ -73,7 +68,7 @@ export interface ExchangeLocals {
   exchangeId?: string;
   /**
    * The body's long strings, when the request path carried them as placeholders
-   * (large-json-strings.ts): the parsed body holds placeholders in the text the lowering only copies.
+   * (outbound-encoding.ts): the parsed body holds placeholders in the text the lowering only copies.
    */
   largeStrings?: LargeStringTable;
 }
@@ -93,29 +88,19 @@ function headerOf(response: UpstreamResponse, name: string): string | null {
 
 /**
  * One `POST /v1/responses` exchange, from a parsed body to the last event: lower, call the backend,
- * lift its answer back as it streams. Transport-neutral on purpose: the fast path
- * (responses-fast-path.ts) and the Express route (create-app.ts) read the body their own way and
- * both end here. A request refused before the exchange starts (lowering) is thrown for the caller to
- * answer; from the start on, the exchange answers every failure itself.
+ * lift its answer back as it streams. Transport-neutral on purpose: its route (responses-route.ts)
+ * reads and parses the body and ends here. A request refused before the exchange starts (lowering) is
+ * thrown for the caller to answer; from the start on, the exchange answers every failure itself.
  */
 export type ResponsesExchange = (body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals) => Promise<void>;
 
-/** The dependencies, and what every exchange of one bridge shares. */
-interface ExchangeContext extends ResponsesExchangeDependencies {
-  shutdown: ShutdownNotice | undefined;
-}
-
 export function createResponsesExchange(dependencies: ResponsesExchangeDependencies): ResponsesExchange {
-  const context: ExchangeContext = { ...dependencies, shutdown: dependencies.shutdownSignal ? new ShutdownNotice(dependencies.shutdownSignal) : undefined };
   return async function runExchange(body, request, response, locals) {
-    const exchange = startExchange(context, body, request, response, locals);
-    // The request is on its way (undici holds its body): nothing of the parsed body, its lowered copy
-    // or a large body's bytes may stay reachable from this frame while the generation goes on,
-    // possibly minutes. Kept, they survive every young-generation GC while exchanges are in flight
-    // (scavenge time per request about halved at 32 concurrent requests), a 10 MB history stays
-    // resident, and a large body's buffer, moved to the old generation, is freed only by a full GC,
-    // long after. Only a traffic listener that reads the request keeps it, for as long as it keeps the
-    // start event.
+    const exchange = startExchange(dependencies, body, request, response, locals);
+    // The request is on its way (undici holds its body): the parsed body, its lowered copy and a large
+    // body's bytes must not stay reachable from this frame while the generation goes on, possibly for
+    // minutes, or a 10 MB history stays in memory that long. Only a traffic listener that reads the
+    // request keeps it, for as long as it keeps the start event.
     body = undefined;
     locals.largeStrings = undefined;
     await exchange.run();
@@ -123,7 +108,7 @@ export function createResponsesExchange(dependencies: ResponsesExchangeDependenc
 }
 
 /** Lowers, sends the request and reports its start; every local of it is gone once it returns. */
-function startExchange(dependencies: ExchangeContext, body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Exchange {
+function startExchange(dependencies: ResponsesExchangeDependencies, body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Exchange {
   const exchangeId = createItemId('resp');
   locals.exchangeId = exchangeId;
   const roundTrip = labelRoundTrip(request.headers['x-codex-turn-metadata']);
@@ -133,7 +118,7 @@ function startExchange(dependencies: ExchangeContext, body: unknown, request: In
   const registry = dependencies.grammarEnforcement;
   const requestedModel = baseOptions.modelOverride ?? (typeof (body as { model?: unknown } | null)?.model === 'string' ? (body as { model: string }).model : '');
   const options = registry ? registry.optionsFor(baseOptions, requestedModel) : baseOptions;
-  const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache, toolCache: dependencies.toolCache });
+  const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache });
   const largeStrings = locals.largeStrings ?? null;
   // Only while a pattern goes out: an engine that refuses it gets the same request once more without
   // it. The closure keeps the parsed body for the length of the exchange, the price of that retry.
@@ -143,18 +128,15 @@ function startExchange(dependencies: ExchangeContext, body: unknown, request: In
           registry.refuse(requestedModel, refusal);
           // A ledger of its own: this exchange's warnings are reported already, so the per-tool line that
           // now says "checked after generation" is left for the next exchange to show.
-          const plain = convertResponsesRequestToChatRequest(body, registry.optionsFor(baseOptions, requestedModel), createWarningLedger(), { grammarCache: dependencies.grammarCache, toolCache: dependencies.toolCache });
-          return serialiseChatRequest(plain.chatRequest, { byParts: false, largeStrings, known: { tools: plain.toolsJson, messages: null } }).body;
+          const plain = convertResponsesRequestToChatRequest(body, registry.optionsFor(baseOptions, requestedModel), createWarningLedger(), { grammarCache: dependencies.grammarCache });
+          return encodeChatRequest(plain.chatRequest, { byParts: false, largeStrings }).body;
         }
       : null;
   const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair, retryWithoutPattern });
   // Only placeholders of text the lowering copies can be left; anything else it kept, such as a
   // warning quoting an item, is given its real text.
   if (largeStrings) lowered.warnings = largeStrings.restore(lowered.warnings);
-  // A large body's messages hold placeholders drawn for it alone: nothing to share with another request.
-  const session = lowered.summary.promptCacheKey;
-  const messages = largeStrings === null && session !== null ? dependencies.messageCache.serialise(session, lowered.chatRequest.messages) : null;
-  const sent = serialiseChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings, known: { tools: lowered.toolsJson, messages } });
+  const sent = encodeChatRequest(lowered.chatRequest, { byParts: dependencies.serialiseRequestParts === true, largeStrings });
   exchange.send(sent.body);
   exchange.reporter.start(lowered, locals.requestBytes ?? Number(request.headers['content-length'] ?? 0), exchange.translator, sent);
   return exchange;
@@ -167,7 +149,7 @@ function startExchange(dependencies: ExchangeContext, body: unknown, request: In
 class Exchange implements FailureTarget {
   readonly translator: ChatStreamTranslator;
   readonly reporter: ExchangeReporter;
-  private readonly dependencies: ExchangeContext;
+  private readonly dependencies: ResponsesExchangeDependencies;
   private readonly response: ServerResponse;
   private readonly sink: ResponseSink;
   /** The same sink when the answer is a stream (it alone can be committed early); null for JSON. */
@@ -181,7 +163,7 @@ class Exchange implements FailureTarget {
   private retryWithoutPattern: ((refusal: string) => string | Uint8Array) | null;
 
   constructor(
-    dependencies: ExchangeContext,
+    dependencies: ResponsesExchangeDependencies,
     response: ServerResponse,
     lowered: LoweredRequest,
     identity: { exchangeId: string; roundTrip: RoundTripLabel; startedAtMs: number; grammarRepair: boolean; retryWithoutPattern: ((refusal: string) => string | Uint8Array) | null },
@@ -214,8 +196,14 @@ class Exchange implements FailureTarget {
     this.call = new UpstreamCall({
       upstream: dependencies.upstream,
       idleTimeoutSeconds: dependencies.upstreamIdleTimeoutSeconds,
+      waitNoticeSeconds: dependencies.backendWaitNoticeSeconds,
+      onLongWait: (message) => {
+        // Codex shows only "Working"; the person watching the panel or the terminal learns why.
+        dependencies.logger.warn(`exchange ${identity.exchangeId} (${identity.roundTrip.text}): ${message}`);
+        this.reporter.warn(createWarning('backend_waiting', message));
+      },
       commitGraceMs: lowered.clientStream ? dependencies.commitGraceMs : 0,
-      shutdown: dependencies.shutdown,
+      shutdown: dependencies.shutdownSignal,
       // The backend is slow to even answer (queueing proxies): start the stream so Codex's idle timer
       // is fed; an error status from here on becomes response.failed.
       onGraceElapsed: () => this.commit(),
@@ -273,7 +261,7 @@ class Exchange implements FailureTarget {
     this.reporter.upstreamHeadersArrived();
 
     if (upstreamResponse.status !== 200) {
-      const bodyText = await upstreamResponse.text().catch((error: unknown) => `(could not read the error body: ${String(error)})`);
+      const bodyText = await upstreamResponse.text(MAX_ERROR_BODY_BYTES, 'error body').catch((error: unknown) => `(could not read the error body: ${error instanceof Error ? error.message : String(error)})`);
       // The failure itself is reported once, from the exchange's end event (start-server.ts).
       this.dependencies.logger.debug('backend answered with an error status', { exchangeId: this.exchangeId, roundTrip: this.roundTrip.text, status: upstreamResponse.status });
       const retry = this.retryWithoutPattern;
@@ -302,7 +290,17 @@ class Exchange implements FailureTarget {
     const source = this.dependencies.upstream.baseUrl;
     let answerComplete = false;
     try {
-      if ((headerOf(upstreamResponse, 'content-type') ?? '').includes('application/json')) {
+      const contentType = (headerOf(upstreamResponse, 'content-type') ?? '').toLowerCase();
+      if (contentType.includes('text/html')) {
+        // A proxy's login page or an engine's web UI at the base URL: its body is no API answer.
+        this.fail({
+          kind: 'answer-failed',
+          code: 'server_error',
+          message: `the backend at ${source} answered with an HTML page (text/html), not a Chat Completions answer: check the base URL (it must be the engine's OpenAI-compatible /v1, not a web UI or a proxy's sign-in page)`,
+        });
+        return;
+      }
+      if (contentType.includes('application/json')) {
         this.deliver(liftJsonCompletion(this.translator, await this.call.readText(upstreamResponse), { source }));
       } else {
         const pump = new ChatSsePump(this.translator, { source, onIgnored: (message) => this.dependencies.logger.debug(message, { exchangeId: this.exchangeId }) });

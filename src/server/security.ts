@@ -15,14 +15,16 @@ export function isLoopbackHostname(hostname: string): boolean {
   return LOOPBACK_HOSTNAMES.has(lower) || /^127(?:\.\d{1,3}){3}$/.test(lower) || lower.endsWith('.localhost');
 }
 
-/** Splits a Host header into its name, keeping IPv6 brackets (`[::1]:8080` → `[::1]`). */
-export function hostnameOfHostHeader(host: string): string {
-  if (host.startsWith('[')) {
-    const end = host.indexOf(']');
-    return end === -1 ? host : host.slice(0, end + 1);
-  }
-  const colon = host.lastIndexOf(':');
-  return colon === -1 ? host : host.slice(0, colon);
+/**
+ * A Host header as the standard spells it: a name or IPv4 address, or an IPv6 address in brackets,
+ * then at most a port of digits. Anything else (junk after the port or after `]`) is refused whole
+ * rather than cut down to a name that happens to pass.
+ */
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/i;
+
+/** Splits a Host header into its name, keeping IPv6 brackets (`[::1]:8080` → `[::1]`); null when it is malformed. */
+export function hostnameOfHostHeader(host: string): string | null {
+  return HOST_HEADER.exec(host)?.[1] ?? null;
 }
 
 export interface SecurityOptions {
@@ -31,6 +33,12 @@ export interface SecurityOptions {
   /** Read per request so a token rotated in the extension applies at once; null disables the check. */
   getToken: () => string | null;
 }
+
+/**
+ * Routes answered without the token: the health check, and the bridge's identity proof, which a
+ * client asks for before it trusts the port's holder with the token (bridge-sharing-routes.ts).
+ */
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/v1/bridge/identity']);
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
@@ -50,7 +58,7 @@ export interface SecurityRefusal {
 
 /**
  * The checks themselves, on Node's own request type: the Express middleware below and the
- * `POST /v1/responses` fast path both run them, so no path skips one.
+ * `POST /v1/responses` route (responses-route.ts) both run them, so no path skips one.
  */
 export function createSecurityCheck(options: SecurityOptions): (request: IncomingMessage, path: string) => SecurityRefusal | null {
   const extraHostnames = new Set(options.allowedHostnames.map((name) => name.toLowerCase()));
@@ -58,6 +66,7 @@ export function createSecurityCheck(options: SecurityOptions): (request: Incomin
     const host = request.headers.host;
     if (!host) return { status: 400, message: 'request has no Host header', code: 'missing_host' };
     const hostname = hostnameOfHostHeader(host);
+    if (hostname === null) return { status: 400, message: `the Host header '${host.slice(0, 100)}' is malformed`, code: 'malformed_host' };
     if (!isLoopbackHostname(hostname) && !extraHostnames.has(hostname.toLowerCase())) {
       // DNS rebinding: a web page's own domain resolving to 127.0.0.1 still sends its own Host.
       return { status: 403, message: `Host '${host}' is not a loopback address; freeform-bridge refuses it (DNS-rebinding protection)`, code: 'host_not_allowed' };
@@ -67,7 +76,7 @@ export function createSecurityCheck(options: SecurityOptions): (request: Incomin
       return { status: 403, message: 'requests from web pages (with an Origin header or a CORS preflight) are refused by freeform-bridge', code: 'origin_not_allowed' };
     }
     const token = options.getToken();
-    if (token !== null && path !== '/healthz') {
+    if (token !== null && !OPEN_PATHS.has(path)) {
       const authorization = request.headers.authorization ?? '';
       const presented = authorization.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : '';
       if (!presented || !tokensMatch(presented, token)) {
@@ -84,8 +93,13 @@ export function createSecurityCheck(options: SecurityOptions): (request: Incomin
   };
 }
 
+/**
+ * `Connection: close` makes Node close the socket once the answer is out instead of reading the
+ * request's body to its end to keep the connection: a process without the token could otherwise hold
+ * the socket (and a file descriptor of the bridge's process) for as long as it sends body bytes.
+ */
 export function sendSecurityRefusal(response: ServerResponse, refusal: SecurityRefusal): void {
-  sendJson(response, refusal.status, createOpenAiErrorBody(refusal.message, { type: 'invalid_request_error', code: refusal.code }));
+  sendJson(response, refusal.status, createOpenAiErrorBody(refusal.message, { type: 'invalid_request_error', code: refusal.code }), { connection: 'close' });
 }
 
 /** `onRefused` hears every refusal (the app reports those of `/v1/responses` to the panel and the log). */

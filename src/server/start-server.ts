@@ -5,16 +5,15 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import packageJson from '../../package.json';
 import { resolveBridgeOptions, type BridgeOptions } from '../core/bridge-options.ts';
-import { DEFAULT_COMMIT_GRACE_MS, DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';
+import { BACKEND_WAIT_NOTICE_SECONDS, DEFAULT_COMMIT_GRACE_MS, DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';
 import { createSilentLogger, type Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
 import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 import { createWarningLedger } from '../core/warnings.ts';
 import { createGrammarCache } from '../core/grammar/grammar-cache.ts';
-import { createToolLoweringCache } from '../core/lower/tool-lowering-cache.ts';
-import { createMessageTextCache } from '../core/message-text-cache.ts';
 import { createBridgeRequestHandler } from './create-app.ts';
 import { createExchangeLogWriter } from './exchange-log.ts';
+import { createRefusalCoalescer } from './refusal-coalescer.ts';
 import { isLoopbackHostname } from './security.ts';
 import { createUpstreamClient } from './upstream-client.ts';
 import { chooseDoctorModel } from '../core/doctor/diagnose.ts';
@@ -45,11 +44,18 @@ export interface BridgeServerConfig {
   /** Serialise each lowered request by parts, for a traffic consumer that keeps parts (responses-exchange.ts). */
   serialiseRequestParts?: boolean;
   commitGraceMs?: number;
+  /** The backend timeout (defaults.ts). */
   upstreamIdleTimeoutSeconds?: number;
+  /** Backend silence after which the wait is named in the log and the panel (defaults.ts). */
+  backendWaitNoticeSeconds?: number;
   logger?: Logger;
   onTraffic?: TrafficListener;
   logFile?: string;
   dispatcher?: Dispatcher;
+  /** Refusals of one cause are reported once per this interval (REFUSAL_REPORT_INTERVAL_MS). */
+  refusalReportIntervalMs?: number;
+  /** How long a request may take to arrive whole, head and body (REQUEST_BODY_TIMEOUT_MS). */
+  requestBodyTimeoutMs?: number;
 }
 
 export interface RunningBridge {
@@ -61,6 +67,18 @@ export interface RunningBridge {
   /** Stops listening, aborts in-flight upstream calls and flushes the log file. */
   close(): Promise<void>;
 }
+
+/**
+ * How long a request may take to arrive whole. Codex sends even a 10 MB session over loopback in
+ * milliseconds; a client that takes longer is stuck or holds sockets on purpose (each one a file
+ * descriptor of this process, which in VS Code is the extension host's). It covers only the request:
+ * the answer may stream for as long as the model writes.
+ */
+const REQUEST_BODY_TIMEOUT_MS = 120_000;
+/** The same for the head alone: every real client sends it in one piece. */
+const REQUEST_HEADERS_TIMEOUT_MS = 10_000;
+/** How often Node checks those two timeouts (its default, 30 s, would let them run over by as much). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /** Upper bound on how long close() waits for final events to be flushed to clients. */
 const SHUTDOWN_FLUSH_MS = 1000;
@@ -115,7 +133,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   );
   /** Streams to other VS Code windows (GET /v1/bridge/traffic), added and removed while running. */
   const subscribers = new Set<TrafficListener>();
-  const onTraffic = (event: TrafficEvent): void => {
+  const fanOut = (event: TrafficEvent): void => {
     for (const listener of [...listeners, ...subscribers]) {
       try {
         listener(event);
@@ -125,6 +143,9 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
       }
     }
   };
+  // Refusals reach every listener coalesced: a flood of them is one report per cause and interval.
+  const refusals = createRefusalCoalescer(fanOut, config.refusalReportIntervalMs);
+  const onTraffic = refusals.listener;
 
   // Aborted by close(): in-flight exchanges answer Codex with a clear error before their sockets go.
   const shutdownController = new AbortController();
@@ -156,8 +177,6 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     grammarEnforcement,
     ledger: createWarningLedger(),
     grammarCache: createGrammarCache(),
-    toolCache: createToolLoweringCache(),
-    messageCache: createMessageTextCache(),
     logger,
     onTraffic,
     getToken,
@@ -167,6 +186,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     serialiseRequestParts: config.serialiseRequestParts === true,
     commitGraceMs: config.commitGraceMs ?? DEFAULT_COMMIT_GRACE_MS,
     upstreamIdleTimeoutSeconds: config.upstreamIdleTimeoutSeconds ?? DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS,
+    backendWaitNoticeSeconds: config.backendWaitNoticeSeconds ?? BACKEND_WAIT_NOTICE_SECONDS,
     version: BRIDGE_VERSION,
     instanceId,
     subscribeTraffic: (listener) => {
@@ -175,10 +195,12 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
     },
   });
 
-  const server: Server = createServer(handleRequest);
-  // Long generations stream for many minutes; Node's default request timeout (5 min) would cut them.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
+  const requestTimeout = config.requestBodyTimeoutMs ?? REQUEST_BODY_TIMEOUT_MS;
+  // Node answers 408 and closes the connection when a request's head or body takes longer.
+  const server: Server = createServer(
+    { requestTimeout, headersTimeout: Math.min(REQUEST_HEADERS_TIMEOUT_MS, requestTimeout), connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
+    handleRequest,
+  );
   server.keepAliveTimeout = 5_000;
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
@@ -236,6 +258,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
         for (const socket of sockets) socket.destroy();
         await closed;
         await upstream.close();
+        refusals.flush();
         await logWriter?.flush();
       })();
       return closing;

@@ -1,18 +1,20 @@
-import { EventEmitter } from 'node:events';
-import type { ShutdownNotice } from './shutdown-notice.ts';
-import type { UpstreamClient, UpstreamResponse } from './upstream-client.ts';
+import { MAX_JSON_ANSWER_BYTES, type UpstreamClient, type UpstreamResponse } from './upstream-client.ts';
 
 export interface UpstreamCallOptions {
   upstream: UpstreamClient;
   /** Backend silence (no byte, headers included) that ends the call; 0 disables. */
   idleTimeoutSeconds: number;
+  /** After this much silence, `onLongWait` says what is awaited (once per silent stretch); 0 disables. */
+  waitNoticeSeconds?: number;
+  /** The backend has been silent for `waitNoticeSeconds`: the sentence names what is awaited and when the bridge gives up. */
+  onLongWait?: (message: string) => void;
   /**
    * How long to wait for the backend's status before `onGraceElapsed`; 0 disables the window (a JSON
    * request has none: nothing of it can be committed early).
    */
   commitGraceMs: number;
-  /** Tells the call when the bridge stops. */
-  shutdown?: ShutdownNotice;
+  /** Aborted when the bridge stops. */
+  shutdown?: AbortSignal;
   /** The backend is slow to even answer: time to commit the stream so Codex's idle timer is fed. */
   onGraceElapsed: () => void;
   /** The backend was silent too long; the call is aborted already. */
@@ -27,34 +29,19 @@ export interface Drainable {
 }
 
 /**
- * What aborts one backend call: the EventEmitter form of a signal that undici takes as well as an
- * AbortSignal (`aborted`, `reason`, an 'abort' event). undici listens to it for the length of every
- * request, and on Node 20 an AbortSignal's addEventListener/removeEventListener pair costs 5.8 µs
- * where an EventEmitter's once/removeListener costs 0.25 µs (measured in a loop of 200,000).
- */
-export class CallAbortSignal extends EventEmitter {
-  aborted = false;
-  reason: unknown = undefined;
-
-  abort(reason: Error): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.emit('abort');
-  }
-}
-
-/**
  * One call to the backend's `/chat/completions`: the commit grace window, the backend-silence
  * watchdog, the abort (Codex gone, silence, shutdown) and the backpressure that pauses the backend's
  * body while Codex's socket is full. It knows nothing of what the bytes mean.
  */
 export class UpstreamCall {
   private readonly options: UpstreamCallOptions;
-  private readonly signal = new CallAbortSignal();
-  private readonly stopListening: (() => void) | null;
+  private readonly controller = new AbortController();
   /** Armed at the start, so headers that never arrive are covered too (undici's own timers are off). */
   private watchdog: NodeJS.Timeout | null = null;
+  /** Armed and refreshed with the watchdog; says what is awaited once the silence gets long. */
+  private waitNotice: NodeJS.Timeout | null = null;
+  /** Whether any byte of the body arrived: before it, the backend is still processing the prompt. */
+  private bodyStarted = false;
   /** The backend's body while it is being read; paused while Codex's socket is full. */
   private reading: UpstreamResponse | null = null;
   /**
@@ -70,24 +57,48 @@ export class UpstreamCall {
 
   constructor(options: UpstreamCallOptions) {
     this.options = options;
-    this.stopListening = options.shutdown?.subscribe(this.onShutdown) ?? null;
+    // As with any abort listener: a stop that already happened is not told again.
+    options.shutdown?.addEventListener('abort', this.onShutdown, { once: true });
     if (options.idleTimeoutSeconds > 0) {
       this.watchdog = setTimeout(() => this.onWatchdog(), options.idleTimeoutSeconds * 1000);
     }
+    const noticeSeconds = options.waitNoticeSeconds ?? 0;
+    if (noticeSeconds > 0 && options.onLongWait && (options.idleTimeoutSeconds === 0 || noticeSeconds < options.idleTimeoutSeconds)) {
+      this.waitNotice = setTimeout(() => this.onWaitNotice(noticeSeconds), noticeSeconds * 1000);
+      this.waitNotice.unref();
+    }
+  }
+
+  /** Feeds both silence clocks: a byte arrived, or the silence was ours. */
+  private refreshTimers(): void {
+    this.watchdog?.refresh();
+    // refresh() re-arms a notice that already fired, so each long silence is named once.
+    this.waitNotice?.refresh();
+  }
+
+  private onWaitNotice(silentSeconds: number): void {
+    if (this.waitingForClient) return;
+    const { upstream, idleTimeoutSeconds } = this.options;
+    const awaited = this.reading === null && !this.bodyStarted ? 'its answer (prompt processing of a long context can take minutes)' : this.bodyStarted ? 'its next token' : 'its first token (prompt processing of a long context can take minutes)';
+    const giveUp = idleTimeoutSeconds > 0 ? `gives up in ${idleTimeoutSeconds - silentSeconds} s (the backend timeout, ${idleTimeoutSeconds} s)` : 'waits without a limit';
+    this.options.onLongWait?.(`waiting for the backend at ${upstream.baseUrl}: nothing for ${silentSeconds} s while waiting for ${awaited}; the bridge ${giveUp}`);
   }
 
   private onWatchdog(): void {
     if (this.waitingForClient) {
       // The silence is ours: Codex is not reading, so neither are we.
-      this.watchdog?.refresh();
+      this.refreshTimers();
       return;
     }
     this.abort(new Error('backend idle timeout'));
-    this.options.onSilence(`backend at ${this.options.upstream.baseUrl} sent nothing for ${this.options.idleTimeoutSeconds} s; giving up`);
+    this.options.onSilence(
+      `backend at ${this.options.upstream.baseUrl} sent nothing for ${this.options.idleTimeoutSeconds} s; giving up (the backend timeout: --backend-timeout-seconds for serve, freeformBridge.backendTimeoutSeconds in VS Code)`,
+    );
   }
 
   abort(reason: Error): void {
-    this.signal.abort(reason);
+    // A second abort changes nothing: the controller keeps the first reason.
+    this.controller.abort(reason);
   }
 
   /**
@@ -95,7 +106,7 @@ export class UpstreamCall {
    * (as bytes) and the caller can let go of it before the long wait for the answer.
    */
   send(chatRequestBody: string | Uint8Array): Promise<UpstreamResponse> {
-    return this.options.upstream.postChatCompletions(chatRequestBody, this.signal);
+    return this.options.upstream.postChatCompletions(chatRequestBody, this.controller.signal);
   }
 
   /**
@@ -120,11 +131,12 @@ export class UpstreamCall {
 
   /** Reads the body piece by piece until `onBytes` returns false or the body ends; each piece feeds the watchdog. */
   async read(response: UpstreamResponse, onBytes: (bytes: Buffer) => boolean): Promise<void> {
-    this.watchdog?.refresh();
+    this.refreshTimers();
     this.reading = response;
     try {
       await response.consume((bytes) => {
-        this.watchdog?.refresh();
+        this.bodyStarted = true;
+        this.refreshTimers();
         return onBytes(bytes);
       });
     } finally {
@@ -134,8 +146,8 @@ export class UpstreamCall {
 
   /** Reads the whole body as text (a JSON answer to a stream request). */
   readText(response: UpstreamResponse): Promise<string> {
-    this.watchdog?.refresh();
-    return response.text();
+    this.refreshTimers();
+    return response.text(MAX_JSON_ANSWER_BYTES, 'JSON answer');
   }
 
   /** Codex's socket is full: the backend's body waits until `client` drains. */
@@ -146,7 +158,7 @@ export class UpstreamCall {
     client.once('drain', () => {
       this.waitingForClient = false;
       // The backend was silent because we stopped reading it; its silence clock starts again now.
-      this.watchdog?.refresh();
+      this.refreshTimers();
       this.reading?.resume();
     });
   }
@@ -155,11 +167,13 @@ export class UpstreamCall {
   stopTimers(): void {
     if (this.watchdog) clearTimeout(this.watchdog);
     this.watchdog = null;
+    if (this.waitNotice) clearTimeout(this.waitNotice);
+    this.waitNotice = null;
   }
 
   /** Codex's response closed: nothing of this call may outlive it. */
   dispose(): void {
     this.stopTimers();
-    this.stopListening?.();
+    this.options.shutdown?.removeEventListener('abort', this.onShutdown);
   }
 }

@@ -1,4 +1,3 @@
-import type { EventEmitter } from 'node:events';
 import type { Agent as UndiciAgent, Dispatcher } from 'undici';
 import { Agent, request } from './undici-lean.ts';
 import { normaliseBackendUrl } from '../core/backend-url.ts';
@@ -21,8 +20,12 @@ export interface UpstreamResponse {
   /** Stops and restarts the flow of `consume` (backpressure from the client); TCP holds the backend back meanwhile. */
   pause(): void;
   resume(): void;
-  /** Reads the whole body as text (error bodies). */
-  text(): Promise<string>;
+  /**
+   * Reads the whole body as text, up to `maxBytes`: past it the body is cut (the socket with it) and
+   * the promise rejects with a message naming `what` and the cap. Every answer the bridge holds whole
+   * goes through here, so no backend can make it hold more than its cap.
+   */
+  text(maxBytes: number, what: string): Promise<string>;
   /**
    * The answer is complete (the stream said so): lets what is left of the body (`data: [DONE]`, the
    * chunk terminator) drain so the socket returns to the pool, instead of cutting it.
@@ -32,12 +35,9 @@ export interface UpstreamResponse {
   discard(): void;
 }
 
-/** What can abort a backend request: an AbortSignal, or the EventEmitter form undici takes too (upstream-call.ts). */
-export type UpstreamAbortSignal = AbortSignal | (EventEmitter & { readonly aborted: boolean; readonly reason: unknown });
-
 export interface UpstreamClient {
   readonly baseUrl: string;
-  postChatCompletions(body: string | Uint8Array, signal: UpstreamAbortSignal): Promise<UpstreamResponse>;
+  postChatCompletions(body: string | Uint8Array, signal: AbortSignal): Promise<UpstreamResponse>;
   getModels(signal: AbortSignal): Promise<UpstreamResponse>;
   /**
    * A request to the backend server's own endpoints beside its OpenAI ones (llama.cpp `/props`,
@@ -66,6 +66,63 @@ export function createUpstreamAgent(): UndiciAgent {
     headersTimeout: 0,
     bodyTimeout: 0,
     connectTimeout: 10_000,
+  });
+}
+
+/*
+ * Caps on what the bridge holds in memory from one backend answer. A backend that never ends its
+ * answer (a broken proxy, a runaway engine, a hostile server) would otherwise take the process's whole
+ * memory, and in VS Code that memory is the extension host's. Each is far above anything real.
+ */
+const MIB = 1024 * 1024;
+/** Engines' error bodies are a few hundred bytes; a proxy's error page a few kB. Only the first part is shown anyway. */
+export const MAX_ERROR_BODY_BYTES = 1 * MIB;
+/**
+ * A whole chat completion sent as JSON to a stream request (a proxy that does not stream). It is held
+ * as bytes, then as text, then parsed: three copies. 32 MB is far more than any model's output limit
+ * (a 128k-token answer is about 0.5 MB) and keeps the three copies well under 300 MB.
+ */
+export const MAX_JSON_ANSWER_BYTES = 32 * MIB;
+/** A model list (`GET /models`) or an engine's properties: kilobytes, even with hundreds of models. */
+export const MAX_SERVER_INFO_BYTES = 8 * MIB;
+
+function formatMegabytes(bytes: number): string {
+  return bytes < MIB ? `${bytes} bytes` : `${Math.round((bytes / MIB) * 10) / 10} MB`;
+}
+
+/** Reads `body` to its end into one string, or cuts it (and rejects) once it passes `maxBytes`. */
+function readBoundedText(body: Dispatcher.ResponseData['body'], maxBytes: number, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const stop = (): void => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+    };
+    const onData = (chunk: Buffer): void => {
+      bytes += chunk.length;
+      if (bytes > maxBytes) {
+        stop();
+        chunks.length = 0;
+        // Destroying the body closes the socket: the backend stops sending, and nothing of it stays.
+        body.destroy();
+        reject(new Error(`the backend's ${what} is larger than ${formatMegabytes(maxBytes)} (the bridge's cap on an answer it holds whole); the bridge cut the connection`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      stop();
+      resolve(Buffer.concat(chunks, bytes).toString('utf8'));
+    };
+    const onError = (error: Error): void => {
+      stop();
+      reject(error);
+    };
+    body.on('data', onData);
+    body.once('end', onEnd);
+    body.once('error', onError);
   });
 }
 
@@ -141,7 +198,7 @@ function wrapResponse(response: Dispatcher.ResponseData): UpstreamResponse {
     resume: () => {
       body.resume();
     },
-    text: () => body.text(),
+    text: (maxBytes, what) => readBoundedText(body, maxBytes, what),
     release() {
       if (body.readableEnded || body.destroyed) return;
       const timer = setTimeout(() => body.destroy(), RELEASE_DRAIN_MS);
@@ -167,16 +224,20 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     return headers;
   }
 
-  const serverRoot = baseUrl.replace(/\/v1$/, '');
+  // A query string in the base URL (a proxy's `?api-version=`) goes after each request's path.
+  const queryStart = baseUrl.indexOf('?');
+  const basePath = queryStart === -1 ? baseUrl : baseUrl.slice(0, queryStart);
+  const query = queryStart === -1 ? '' : baseUrl.slice(queryStart);
+  const serverRoot = basePath.replace(/\/v1$/, '');
 
   async function send(
     method: 'GET' | 'POST',
     path: string,
     body: string | Uint8Array | undefined,
-    signal: UpstreamAbortSignal,
-    root: string = baseUrl,
+    signal: AbortSignal,
+    root: string = basePath,
   ): Promise<UpstreamResponse> {
-    const url = `${root}${path}`;
+    const url = `${root}${path}${query}`;
     const headers = buildHeaders(body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'text/event-stream, application/json' });
     // A pooled socket closed by the server at the moment we reuse it fails before any response
     // byte; retrying once is safe because the backend never saw the request.

@@ -1,13 +1,11 @@
 import { GCProfiler } from 'node:v8';
-import { configureDedicatedProcess } from '../../src/server/dedicated-process.ts';
 import { startBridgeServer } from '../../src/server/start-server.ts';
 
 /*
  * The soak's bridge in a process of its own, bundled like dist/cli.js, so its RSS is the bridge's
- * alone (the soak test runs the clients and the test runner in its own process). Same settings as the
- * in-process soak's bridge, and V8's settings for a process that runs the bridge alone, as `serve`
- * sets them (dedicated-process.ts); the test talks to it over IPC: `ready` with its URL, and it stops
- * when the test disconnects.
+ * alone (the soak test runs the clients and the test runner in its own process), with the same
+ * settings as the in-process soak's bridge; the test talks to it over IPC: `ready` with its URL, and
+ * it stops when the test disconnects.
  *
  * `gc-profile-start` / `gc-profile-stop` (answered `gc-profile`) measure what the young-generation
  * GCs in between moved to the old generation, from Node's GC profiler (each GC's heap spaces before
@@ -44,7 +42,6 @@ function summarise(profile: ReturnType<GCProfiler['stop']> | undefined): GcProfi
 async function main(): Promise<void> {
   const backendUrl = process.env.FREEFORM_BRIDGE_SOAK_BACKEND_URL;
   if (!backendUrl) throw new Error('soak bridge: FREEFORM_BRIDGE_SOAK_BACKEND_URL is not set');
-  configureDedicatedProcess();
   const bridge = await startBridgeServer({ backendUrl, keepaliveSeconds: 1, upstreamIdleTimeoutSeconds: 5 });
   let profiler: GCProfiler | null = null;
   process.on('message', (message: { type: string }) => {

@@ -48,6 +48,7 @@ export function createTestBridgeSettings(overrides: Partial<BridgeSettings> = {}
     strategy: 'function_bridge',
     grammarEnforcement: 'off',
     keepaliveSeconds: 15,
+    backendTimeoutSeconds: 900,
     autoStart: false,
     codexHome: null,
     codexProfile: 'freeform-bridge',

@@ -3,12 +3,19 @@ import type { ToolGrammar } from './compile-grammar.ts';
 import type { GrammarCache } from './grammar-cache.ts';
 import { describeGrammarMismatch } from './grammar-matcher.ts';
 import { describeGrammarRepairKind, findGrammarRepair, type GrammarRepair } from './repair-grammar-input.ts';
+import { judgeAsCodex, judgeApplyPatchInput } from '../lift/apply-patch-verdict.ts';
+import { describePatchRescueKind, findSafePatchRescue } from '../lift/rescue-apply-patch.ts';
 
 /*
  * The lift-time check: a function-only backend cannot enforce a custom
  * tool's grammar, so the lifted input is matched here. A mismatch is a warning naming where the
  * input stops matching; the input is still delivered unchanged (Codex's own parser then tells the
  * model what is wrong) unless repair is switched on and a repair makes it match.
+ *
+ * A `*** Begin Patch` grammar is judged the way Codex's own parser will judge the text
+ * (lift/apply-patch-verdict.ts): no alarm on what Codex applies as written, a warning on grammar-valid
+ * text Codex cannot apply, and the safe rescues (lift/rescue-apply-patch.ts) applied whatever the
+ * repair setting.
  */
 
 export interface CheckGrammarInputOptions {
@@ -20,6 +27,11 @@ export interface CheckGrammarInputOptions {
   cache: GrammarCache;
   /** Apply a repair when one makes the input match (BridgeOptions.grammarRepair). */
   repair: boolean;
+  /**
+   * The engine's value could have been cut without saying so (no clean finish): a missing
+   * `*** End Patch` is then never appended, since an omission and a truncation look the same.
+   */
+  mayBeCut?: boolean;
 }
 
 export interface CheckedGrammarInput {
@@ -49,6 +61,9 @@ export function checkGrammarInput(options: CheckGrammarInputOptions): CheckedGra
 
   const matcher = resolved.matcher;
   const result = matcher.match(input);
+  if (isPatchEnvelope(grammar)) {
+    return checkPatchInput(options, result.status === 'match', (text) => matcher.match(text).status === 'match');
+  }
   switch (result.status) {
     case 'match':
       return unchanged([]);
@@ -65,7 +80,7 @@ export function checkGrammarInput(options: CheckGrammarInputOptions): CheckedGra
   const where = describeGrammarMismatch(result.mismatch);
   const repair = findGrammarRepair(input, {
     matches: (text) => matcher.match(text).status === 'match',
-    patchEnvelope: grammar.definition.includes('*** Begin Patch') && grammar.definition.includes('*** End Patch'),
+    patchEnvelope: false,
   });
   if (repair !== null && options.repair) {
     return {
@@ -83,6 +98,46 @@ export function checkGrammarInput(options: CheckGrammarInputOptions): CheckedGra
   // Said even with repair off: it tells the user which setting would have saved this call.
   const hint = repair !== null ? `; grammar repair (off) would fix it: ${describeRepair(repair)}` : '';
   return unchanged([createWarning('grammar_mismatch', `input does not match the ${tool} grammar at ${where}${hint}`, { tool, callId, raw: input })]);
+}
+
+function isPatchEnvelope(grammar: ToolGrammar): boolean {
+  return grammar.definition.includes('*** Begin Patch') && grammar.definition.includes('*** End Patch');
+}
+
+function checkPatchInput(options: CheckGrammarInputOptions, matchesGrammar: boolean, matches: (text: string) => boolean): CheckedGrammarInput {
+  const { tool, callId, input } = options;
+  const verdict = judgeApplyPatchInput(input, matchesGrammar);
+  if (verdict.status !== 'rejected') return { input, warnings: [], repaired: false };
+  const where = verdict.line === null ? verdict.reason : `line ${verdict.line}: ${verdict.reason}`;
+
+  const repaired = (output: string, how: string): CheckedGrammarInput => ({
+    input: output,
+    repaired: true,
+    warnings: [
+      createWarning(
+        'grammar_repaired',
+        `Codex would reject this ${tool} input (${where}); delivered it repaired: ${how}. Before: ${excerpt(input)}. After: ${excerpt(output)}`,
+        { tool, callId, raw: input },
+      ),
+    ],
+  });
+
+  const rescue = findSafePatchRescue(input);
+  if (rescue !== null) return repaired(rescue.input, rescue.kinds.map(describePatchRescueKind).join(', then '));
+
+  const risky = findGrammarRepair(input, {
+    matches: (text) => matches(text) && judgeAsCodex(text).accepted,
+    patchEnvelope: true,
+  });
+  // Appending the end marker cannot tell an omission from a cut the engine did not report.
+  const usable = risky !== null && !(options.mayBeCut === true && risky.kinds.includes('end_patch')) ? risky : null;
+  if (usable !== null && options.repair) return repaired(usable.input, describeRepair(usable));
+  const hint = usable !== null ? `; grammar repair (off) would fix it: ${describeRepair(usable)}` : '';
+  return {
+    input,
+    repaired: false,
+    warnings: [createWarning('grammar_mismatch', `Codex will reject this ${tool} input: ${where}${hint}`, { tool, callId, raw: input })],
+  };
 }
 
 function describeSyntax(grammar: ToolGrammar): string {

@@ -14,6 +14,7 @@ export type GrammarRepairKind =
   | 'json_string'
   | 'surrounding_whitespace'
   | 'patch_markers'
+  | 'surrounding_prose'
   | 'final_newline'
   | 'end_patch';
 
@@ -44,6 +45,7 @@ const REPAIR_DESCRIPTIONS: Readonly<Record<GrammarRepairKind, string>> = {
   json_string: 'decoded the payload from the JSON string it was quoted as',
   surrounding_whitespace: 'removed whitespace around the payload',
   patch_markers: 'rewrote the decorated "*** Begin Patch" / "*** End Patch" lines',
+  surrounding_prose: 'dropped the text before "*** Begin Patch" and after "*** End Patch"',
   final_newline: 'added the missing final newline',
   end_patch: 'appended the missing "*** End Patch" line',
 };
@@ -64,7 +66,9 @@ export function findGrammarRepair(input: string, options: FindGrammarRepairOptio
     { kind: 'json_string', apply: decodeJsonString },
     { kind: 'surrounding_whitespace', apply: removeSurroundingWhitespace },
   ];
-  if (options.patchEnvelope) unwrappers.push({ kind: 'patch_markers', apply: normalisePatchMarkers });
+  if (options.patchEnvelope) {
+    unwrappers.push({ kind: 'patch_markers', apply: normalisePatchMarkers }, { kind: 'surrounding_prose', apply: removeSurroundingProse });
+  }
 
   // Peel one wrapper at a time, keeping every stage: the fewest repairs that make it match win.
   const stages: GrammarRepair[] = [{ input, kinds: [] }];
@@ -102,14 +106,14 @@ function completeEnding(stage: GrammarRepair, patchEnvelope: boolean): GrammarRe
   return candidates;
 }
 
-function splitFirstLine(text: string): { first: string; rest: string } | null {
+export function splitFirstLine(text: string): { first: string; rest: string } | null {
   const end = text.indexOf('\n');
   if (end < 0 || end > MAX_OPENER_LENGTH) return null;
   return { first: text.slice(0, end), rest: text.slice(end + 1) };
 }
 
 /** ```` ```lang … ``` ```` (or `~~~`) around the whole payload; the body keeps its final newline. */
-function removeCodeFence(text: string): string | null {
+export function removeCodeFence(text: string): string | null {
   const trimmed = text.trim();
   const split = splitFirstLine(trimmed);
   if (split === null) return null;
@@ -137,7 +141,7 @@ function removeShellHeredoc(text: string): string | null {
 }
 
 /** `{"input": "…"}`, `{"patch": "…"}` or `{"command": ["apply_patch", "…"]}` written inside the string. */
-function removeJsonWrapper(text: string): string | null {
+export function removeJsonWrapper(text: string): string | null {
   const trimmed = text.trim();
   if (!trimmed.startsWith('{') || !trimmed.endsWith('}')) return null;
   const parsed = parseJson(trimmed);
@@ -148,12 +152,13 @@ function removeJsonWrapper(text: string): string | null {
     if (typeof candidate === 'string') return candidate;
   }
   const command = value.command;
-  if (Array.isArray(command) && command[0] === 'apply_patch' && typeof command[1] === 'string') return command[1];
+  // Exactly the command and its one argument: anything more would be dropped unseen.
+  if (Array.isArray(command) && command.length === 2 && command[0] === 'apply_patch' && typeof command[1] === 'string') return command[1];
   return null;
 }
 
 /** `"*** Begin Patch\n…"`: the payload JSON-quoted once more inside the string. */
-function decodeJsonString(text: string): string | null {
+export function decodeJsonString(text: string): string | null {
   const trimmed = text.trim();
   if (trimmed.length < 2 || !trimmed.startsWith('"') || !trimmed.endsWith('"')) return null;
   const parsed = parseJson(trimmed);
@@ -169,7 +174,7 @@ function removeSurroundingWhitespace(text: string): string | null {
 }
 
 /** `*** Begin Patch ***`, `***Begin Patch:` … as the first or last line (opencodex#372: 47 failures in one session). */
-function normalisePatchMarkers(text: string): string | null {
+export function normalisePatchMarkers(text: string): string | null {
   const firstBreak = text.indexOf('\n');
   if (firstBreak < 0) return null;
   const bodyEnd = text.trimEnd().length;
@@ -184,4 +189,19 @@ function normalisePatchMarkers(text: string): string | null {
 function normaliseMarkerLine(line: string, marker: string, word: string): string | null {
   if (line === marker || line.length > MAX_OPENER_LENGTH) return null;
   return new RegExp(`^[ \\t]*\\*{3}[ \\t]*${word}[ \\t]*Patch[ \\t*:]*$`, 'i').test(line) ? marker : null;
+}
+
+/**
+ * Prose around exactly one `*** Begin Patch` … `*** End Patch` block. Risky (the dropped text is gone
+ * from what runs), so only ever offered as an opt-in repair; with two blocks there is no single reading.
+ */
+function removeSurroundingProse(text: string): string | null {
+  const lines = text.split('\n');
+  const begins = lines.flatMap((line, index) => (line.trim() === PATCH_BEGIN ? [index] : []));
+  const ends = lines.flatMap((line, index) => (line.trim() === PATCH_END ? [index] : []));
+  if (begins.length !== 1 || ends.length !== 1) return null;
+  const begin = begins[0] as number;
+  const end = ends[0] as number;
+  if (end <= begin) return null;
+  return `${lines.slice(begin, end + 1).join('\n')}\n`;
 }

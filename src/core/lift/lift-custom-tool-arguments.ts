@@ -64,6 +64,14 @@ export function liftCustomToolArguments(
     if (isUnterminatedJsonPrefix(argumentsText)) {
       return truncated(warn, 'the arguments end inside an unfinished JSON value (vLLM reports tool_calls even when cut by length)');
     }
+    const recovered = recoverLenientJson(argumentsText);
+    if (recovered !== null) {
+      // The streamed deltas already spelt this reading (stream/input-string-decoder.ts keeps raw
+      // control characters and a backslash before a letter that is no JSON escape), so the final item
+      // agrees with them.
+      const repairedWarning = warn('grammar_repaired', `the arguments were not strict JSON; read them leniently: ${recovered.how}`);
+      return liftFromObject(recovered.value, argumentsText, warn, [repairedWarning]);
+    }
     return {
       truncated: false,
       input: argumentsText,
@@ -153,6 +161,51 @@ function liftFromObject(
     ),
   );
   return { truncated: false, input: objectText, warnings };
+}
+
+const JSON_ESCAPE_LETTERS = '"\\/bfnrtu';
+
+/**
+ * `{"input": "…"}` with raw control characters inside strings or a backslash before a letter that is no
+ * JSON escape (`\d` in a regular expression), read with both kept literally. Only an object that then
+ * parses completely is returned: a cut value still does not parse and is refused as before.
+ */
+export function recoverLenientJson(text: string): { value: Record<string, unknown>; how: string } | null {
+  let inString = false;
+  let controls = 0;
+  let escapes = 0;
+  let repaired = '';
+  let runStart = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (!inString) {
+      if (code === 0x22) inString = true;
+      continue;
+    }
+    if (code === 0x22) {
+      inString = false;
+    } else if (code === 0x5c) {
+      const letter = text.charAt(index + 1);
+      if (letter !== '' && JSON_ESCAPE_LETTERS.includes(letter) && !(letter === 'u' && !/^[0-9a-fA-F]{4}$/.test(text.slice(index + 2, index + 6)))) {
+        index += 1;
+        continue;
+      }
+      repaired += `${text.slice(runStart, index)}\\\\`;
+      runStart = index + 1;
+      escapes += 1;
+    } else if (code < 0x20) {
+      repaired += `${text.slice(runStart, index)}\\u${code.toString(16).padStart(4, '0')}`;
+      runStart = index + 1;
+      controls += 1;
+    }
+  }
+  if (controls === 0 && escapes === 0) return null;
+  const parsed = parseJson(repaired + text.slice(runStart));
+  if (!parsed.success || !isPlainObject(parsed.value)) return null;
+  const how: string[] = [];
+  if (controls > 0) how.push(`kept ${controls} raw control character${controls === 1 ? '' : 's'} inside strings as written`);
+  if (escapes > 0) how.push(`kept ${escapes} backslash${escapes === 1 ? '' : 'es'} before a letter that is no JSON escape as written`);
+  return { value: parsed.value, how: how.join(' and ') };
 }
 
 function truncated(warn: (kind: WarningKind, detail: string) => BridgeWarning, why: string): LiftedCustomInput {

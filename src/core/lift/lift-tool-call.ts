@@ -5,6 +5,7 @@ import { parseJson } from '../parse-json.ts';
 import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
 import { createWarning, type BridgeWarning } from '../warnings.ts';
 import type { ResponsesCustomToolCallItem, ResponsesFunctionCallItem } from '../responses/responses-output.ts';
+import { judgeAsCodex } from './apply-patch-verdict.ts';
 import { isUnterminatedJsonPrefix, liftCustomToolArguments } from './lift-custom-tool-arguments.ts';
 
 /*
@@ -73,18 +74,23 @@ function liftBridgedCustomCall(input: LiftToolCallInput, entry: ToolMapEntry): L
     finishReason: input.finishReason,
   });
   if (lifted.truncated) return { item: null, truncatedKind: 'custom_tool_call', warnings: lifted.warnings };
+  const helperCall = entry.execAppliesPatches === true ? patchAsExecHelperCall(lifted.input, entry.name, input.callId) : null;
   // The backend could not enforce the grammar, so the lifted input is checked here.
   const checked =
-    entry.grammar === null
-      ? { input: lifted.input, warnings: [], repaired: false }
-      : checkGrammarInput({
-          tool: entry.name,
-          callId: input.callId,
-          input: lifted.input,
-          grammar: entry.grammar,
-          cache: input.grammarCache ?? createGrammarCache({ maxEntries: 1 }),
-          repair: input.grammarRepair ?? false,
-        });
+    helperCall !== null
+      ? helperCall
+      : entry.grammar === null
+        ? { input: lifted.input, warnings: [], repaired: false }
+        : checkGrammarInput({
+            tool: entry.name,
+            callId: input.callId,
+            input: lifted.input,
+            grammar: entry.grammar,
+            cache: input.grammarCache ?? createGrammarCache({ maxEntries: 1 }),
+            repair: input.grammarRepair ?? false,
+            // A model that finished cleanly also finished its last line; anything else may be a cut.
+            mayBeCut: !(input.finishReason === 'tool_calls' || input.finishReason === 'stop') || !lifted.input.endsWith('\n'),
+          });
   checked.warnings.push(...findPatternViolation(entry.enforcedPattern === true, entry.name, input.callId, checked.warnings));
   const item = createCustomToolCallItem({
     itemId: input.itemId,
@@ -95,6 +101,23 @@ function liftBridgedCustomCall(input: LiftToolCallInput, entry: ToolMapEntry): L
   });
   const warnings = [...lifted.warnings, ...checked.warnings];
   return checked.repaired ? { item, warnings, grammarRepaired: true } : { item, warnings };
+}
+
+/**
+ * A code-mode `exec` body that is one whole patch envelope (never valid JavaScript: it starts with
+ * `***`) was meant for the patch tool; it becomes the call of the `tools.apply_patch` helper that
+ * `exec` declares, with the patch as a string literal, so it runs instead of failing as a syntax error.
+ */
+function patchAsExecHelperCall(text: string, tool: string, callId: string): { input: string; warnings: BridgeWarning[]; repaired: boolean } | null {
+  const patch = text.trim();
+  if (!patch.startsWith('*** Begin Patch') || !judgeAsCodex(patch).accepted) return null;
+  const input = `text(await tools.apply_patch(${JSON.stringify(`${patch}\n`)}));\n`;
+  const warning = createWarning(
+    'grammar_repaired',
+    `the ${tool} input was a patch, not JavaScript; delivered it as a call of the apply_patch helper: text(await tools.apply_patch(…))`,
+    { tool, callId, raw: text },
+  );
+  return { input, warnings: [warning], repaired: true };
 }
 
 function liftFunctionCall(input: LiftToolCallInput, entry: ToolMapEntry | undefined): LiftedToolCall {

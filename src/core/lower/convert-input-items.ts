@@ -1,6 +1,7 @@
 import type { BridgeOptions } from '../bridge-options.ts';
 import type { ChatContentPart, ChatMessage, ChatToolCall } from '../chat/chat-completions-api.ts';
 import { InvalidRequestError, UnsupportedFeatureError } from '../errors.ts';
+import { isEmptyPassthroughText, joinPassthroughText, outgoingText, passthroughText, type PassthroughText } from '../outbound-encoding.ts';
 import { isPlainObject, parseJson } from '../parse-json.ts';
 import {
   COMPACTION_RECORD_ITEM_TYPES,
@@ -8,6 +9,7 @@ import {
   type ResponsesContentPart,
   type ResponsesInputItem,
   type ResponsesMessageItem,
+  type ResponsesMessagePart,
   type ResponsesToolOutput,
 } from '../responses/responses-request.ts';
 import { toWireName } from '../tool-map.ts';
@@ -68,7 +70,11 @@ export function joinToolOutputText(segments: readonly string[]): string {
   return text;
 }
 
-function isTextPart(part: ResponsesContentPart): part is Extract<ResponsesContentPart, { type: 'input_text' | 'output_text' | 'text' }> {
+/** A content part of a message (its text passes through) or of a tool output or agent message (its text is read). */
+type AnyContentPart = ResponsesContentPart | ResponsesMessagePart;
+type TextPartType = 'input_text' | 'output_text' | 'text';
+
+function isTextPart<Part extends AnyContentPart>(part: Part): part is Extract<Part, { type: TextPartType }> {
   return part.type === 'input_text' || part.type === 'output_text' || part.type === 'text';
 }
 
@@ -77,7 +83,7 @@ function readUrl(value: string | { url?: string | null | undefined } | null | un
   return value?.url ?? '';
 }
 
-function describePartType(part: ResponsesContentPart): string {
+function describePartType(part: AnyContentPart): string {
   return part.type === 'unknown' ? part.originalType : part.type;
 }
 
@@ -108,7 +114,7 @@ export function readPlainEncryptedContent(part: EncryptedContentPart): string | 
   return text;
 }
 
-function createPlaceholder(part: ResponsesContentPart): string {
+function createPlaceholder(part: AnyContentPart): string {
   if (part.type === 'encrypted_content') return '[encrypted content omitted: it is not plain text, and only the service that sealed it can read it]';
   if (part.type === 'input_file') {
     const name = typeof part.filename === 'string' && part.filename !== '' ? ` '${part.filename}'` : '';
@@ -122,7 +128,7 @@ interface ConversionContext {
   warnings: BridgeWarning[];
 }
 
-function warnUnsupportedPart(context: ConversionContext, path: string, part: ResponsesContentPart, outcome: string, callId: string | null = null): void {
+function warnUnsupportedPart(context: ConversionContext, path: string, part: AnyContentPart, outcome: string, callId: string | null = null): void {
   context.warnings.push(
     createWarning('unsupported_content_part', `${path}: content of type '${describePartType(part)}' cannot be sent to a Chat Completions backend; ${outcome}`, {
       callId,
@@ -144,7 +150,7 @@ function mapImageDetail(detail: string | null | undefined, path: string, context
   return 'high';
 }
 
-function convertImagePart(part: Extract<ResponsesContentPart, { type: 'input_image' }>, path: string, context: ConversionContext): ChatContentPart {
+function convertImagePart(part: Extract<AnyContentPart, { type: 'input_image' }>, path: string, context: ConversionContext): ChatContentPart {
   const url = readUrl(part.image_url);
   if (url === '') {
     throw new InvalidRequestError(`${path}: input_image requires a non-empty image_url`, { param: `${path}.image_url` });
@@ -152,7 +158,7 @@ function convertImagePart(part: Extract<ResponsesContentPart, { type: 'input_ima
   return { type: 'image_url', image_url: { url, detail: mapImageDetail(part.detail, `${path}.detail`, context) } };
 }
 
-function convertVideoPart(part: Extract<ResponsesContentPart, { type: 'input_video' }>, path: string): ChatContentPart {
+function convertVideoPart(part: Extract<AnyContentPart, { type: 'input_video' }>, path: string): ChatContentPart {
   const url = readUrl(part.video_url);
   if (url === '') {
     throw new InvalidRequestError(`${path}: input_video requires a non-empty video_url`, { param: `${path}.video_url` });
@@ -161,13 +167,13 @@ function convertVideoPart(part: Extract<ResponsesContentPart, { type: 'input_vid
 }
 
 /** Text of the text parts only, for roles whose Chat content is a plain string (system, assistant). */
-function readTextParts(content: MessageContent, path: string, context: ConversionContext): string[] {
-  if (typeof content === 'string') return [content];
-  const texts: string[] = [];
+function readTextParts(content: MessageContent, path: string, context: ConversionContext): PassthroughText[] {
+  if (!Array.isArray(content)) return [content];
+  const texts: PassthroughText[] = [];
   content.forEach((part, partIndex) => {
     const encrypted = part.type === 'encrypted_content' ? readPlainEncryptedContent(part) : null;
     if (isTextPart(part)) texts.push(part.text);
-    else if (encrypted !== null) texts.push(encrypted);
+    else if (encrypted !== null) texts.push(passthroughText(encrypted));
     // Refusal parts contribute nothing; they are not content the model should continue from.
     else if (part.type !== 'refusal') warnUnsupportedPart(context, `${path}.content[${partIndex}]`, part, 'omitted from this text-only message');
   });
@@ -175,55 +181,62 @@ function readTextParts(content: MessageContent, path: string, context: Conversio
 }
 
 /**
- * User content: one plain string when every part is text (several templates mishandle arrays).
- * `joinTexts` joins the text parts of such a message: a line break between parts by default.
+ * A part of user content other than text, as Chat content (null: a refusal, which contributes
+ * nothing): an image, a video, or a text placeholder with a warning for what the backend cannot take.
  */
-function convertUserContent(
-  content: MessageContent,
-  path: string,
-  context: ConversionContext,
-  joinTexts: (texts: readonly string[]) => string = (texts) => texts.join('\n'),
-): string | ChatContentPart[] {
-  if (typeof content === 'string') return content;
-  const parts: ChatContentPart[] = [];
+function convertOtherUserPart(part: Exclude<AnyContentPart, { type: TextPartType }>, partPath: string, context: ConversionContext): ChatContentPart | null {
+  switch (part.type) {
+    case 'input_image':
+      return convertImagePart(part, partPath, context);
+    case 'input_video':
+      return convertVideoPart(part, partPath);
+    case 'encrypted_content': {
+      const text = readPlainEncryptedContent(part);
+      if (text !== null) return { type: 'text', text };
+      warnUnsupportedPart(context, partPath, part, 'it is not plain text; a text placeholder was sent instead');
+      return { type: 'text', text: createPlaceholder(part) };
+    }
+    case 'input_file':
+    case 'unknown':
+      warnUnsupportedPart(context, partPath, part, 'a text placeholder was sent instead');
+      return { type: 'text', text: createPlaceholder(part) };
+    case 'refusal':
+      return null;
+    default: {
+      const unreachable: never = part;
+      throw new Error(`unhandled content part ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** User content: one plain string when every part is text (several templates mishandle arrays), the parts joined by line breaks. */
+function convertUserContent(content: MessageContent, path: string, context: ConversionContext): string | ChatContentPart[] {
+  if (!Array.isArray(content)) return outgoingText(content);
+  const parts: Array<ChatContentPart | { type: 'passthrough'; text: PassthroughText }> = [];
   content.forEach((part, partIndex) => {
-    const partPath = `${path}.content[${partIndex}]`;
-    switch (part.type) {
-      case 'input_text':
-      case 'output_text':
-      case 'text':
-        parts.push({ type: 'text', text: part.text });
-        break;
-      case 'input_image':
-        parts.push(convertImagePart(part, partPath, context));
-        break;
-      case 'input_video':
-        parts.push(convertVideoPart(part, partPath));
-        break;
-      case 'encrypted_content': {
-        const text = readPlainEncryptedContent(part);
-        if (text !== null) {
-          parts.push({ type: 'text', text });
-          break;
-        }
-        warnUnsupportedPart(context, partPath, part, 'it is not plain text; a text placeholder was sent instead');
-        parts.push({ type: 'text', text: createPlaceholder(part) });
-        break;
-      }
-      case 'input_file':
-      case 'unknown':
-        warnUnsupportedPart(context, partPath, part, 'a text placeholder was sent instead');
-        parts.push({ type: 'text', text: createPlaceholder(part) });
-        break;
-      case 'refusal':
-        break;
-      default: {
-        const unreachable: never = part;
-        throw new Error(`unhandled content part ${JSON.stringify(unreachable)}`);
-      }
+    if (isTextPart(part)) parts.push({ type: 'passthrough', text: part.text });
+    else {
+      const converted = convertOtherUserPart(part, `${path}.content[${partIndex}]`, context);
+      if (converted !== null) parts.push(converted);
     }
   });
-  if (parts.every((part) => part.type === 'text')) return joinTexts(parts.map((part) => (part.type === 'text' ? part.text : '')));
+  const texts: PassthroughText[] = [];
+  for (const part of parts) {
+    if (part.type === 'passthrough') texts.push(part.text);
+    else if (part.type === 'text') texts.push(passthroughText(part.text));
+  }
+  if (texts.length === parts.length) return outgoingText(joinPassthroughText(texts, '\n'));
+  return parts.map((part) => (part.type === 'passthrough' ? { type: 'text', text: outgoingText(part.text) } : part));
+}
+
+/** An agent message's content: read, not passed through, so its text parts join as tool output parts do. */
+function convertAgentMessageContent(content: readonly ResponsesContentPart[], path: string, context: ConversionContext): string | ChatContentPart[] {
+  const parts: ChatContentPart[] = [];
+  content.forEach((part, partIndex) => {
+    const converted = isTextPart(part) ? { type: 'text' as const, text: part.text } : convertOtherUserPart(part, `${path}.content[${partIndex}]`, context);
+    if (converted !== null) parts.push(converted);
+  });
+  if (parts.every((part) => part.type === 'text')) return joinToolOutputText(parts.map((part) => (part.type === 'text' ? part.text : '')));
   return parts;
 }
 
@@ -236,7 +249,7 @@ interface ConvertedToolOutput {
 }
 
 function convertToolOutput(output: ResponsesToolOutput, callId: string, path: string, context: ConversionContext): ConvertedToolOutput {
-  if (typeof output === 'string') return { content: output, images: [] };
+  if (!Array.isArray(output)) return { content: outgoingText(output), images: [] };
   const segments: string[] = [];
   const images: ChatContentPart[] = [];
   let imageNumber = 0;
@@ -317,19 +330,21 @@ function convertToolOutput(output: ResponsesToolOutput, callId: string, path: st
 // ---------- reasoning ----------
 
 /** `content[].reasoning_text` is what Codex replays from our own items; `summary[].text` otherwise. */
-function readReasoningText(item: Extract<ResponsesInputItem, { type: 'reasoning' }>): string {
-  const fromContent = (item.content ?? [])
-    .filter((part) => part.type === 'reasoning_text' && typeof part.text === 'string')
-    .map((part) => part.text ?? '');
-  if (fromContent.some((text) => text !== '')) return fromContent.join('\n');
-  return (item.summary ?? []).map((part) => part.text).filter((text) => text !== '').join('\n\n');
+function readReasoningText(item: Extract<ResponsesInputItem, { type: 'reasoning' }>): PassthroughText {
+  const fromContent: PassthroughText[] = [];
+  for (const part of item.content ?? []) if (part.type === 'reasoning_text' && part.text !== null && part.text !== undefined) fromContent.push(part.text);
+  if (fromContent.some((text) => !isEmptyPassthroughText(text))) return joinPassthroughText(fromContent, '\n');
+  return joinPassthroughText(
+    (item.summary ?? []).map((part) => part.text).filter((text) => !isEmptyPassthroughText(text)),
+    '\n\n',
+  );
 }
 
 // ---------- the assistant buffer ----------
 
 interface AssistantTurn {
-  texts: string[];
-  reasoning: string[];
+  texts: PassthroughText[];
+  reasoning: PassthroughText[];
   toolCalls: ChatToolCall[];
 }
 
@@ -338,11 +353,15 @@ function createAssistantTurn(): AssistantTurn {
 }
 
 function buildAssistantMessage(turn: AssistantTurn, options: BridgeOptions): AssistantMessage | null {
-  const text = turn.texts.filter((part) => part !== '').join('\n\n');
-  const reasoning = turn.reasoning.join('\n\n');
-  if (text === '' && reasoning === '' && turn.toolCalls.length === 0) return null;
-  const message: AssistantMessage = { role: 'assistant', content: text === '' ? null : text };
-  if (reasoning !== '') {
+  const text = joinPassthroughText(
+    turn.texts.filter((part) => !isEmptyPassthroughText(part)),
+    '\n\n',
+  );
+  const passedReasoning = joinPassthroughText(turn.reasoning, '\n\n');
+  if (isEmptyPassthroughText(text) && isEmptyPassthroughText(passedReasoning) && turn.toolCalls.length === 0) return null;
+  const message: AssistantMessage = { role: 'assistant', content: isEmptyPassthroughText(text) ? null : outgoingText(text) };
+  if (!isEmptyPassthroughText(passedReasoning)) {
+    const reasoning = outgoingText(passedReasoning);
     // Never inline in `content`: vLLM ≥0.16 reads `reasoning`, SGLang/llama.cpp/older vLLM
     // `reasoning_content`; both at once is harmless on vLLM.
     const field = options.replayReasoningField;
@@ -376,13 +395,13 @@ function isInstructionMessage(item: ResponsesInputItem): item is ResponsesMessag
 
 /** Later system/developer messages: most chat templates do not know `developer`, some reject a late `system`. */
 function convertLaterInstruction(item: ResponsesMessageItem & { role: 'system' | 'developer' }, path: string, context: ConversionContext): ChatMessage {
-  const text = readTextParts(item.content, path, context).join('\n');
+  const text = joinPassthroughText(readTextParts(item.content, path, context), '\n');
   const role = context.options.midConversationDeveloperRole;
   switch (role) {
     case 'system':
-      return { role: 'system', content: text };
+      return { role: 'system', content: outgoingText(text) };
     case 'user':
-      return { role: 'user', content: `<${item.role}>\n${text}\n</${item.role}>` };
+      return { role: 'user', content: outgoingText(joinPassthroughText([passthroughText(`<${item.role}>`), text, passthroughText(`</${item.role}>`)], '\n')) };
     default: {
       const unreachable: never = role;
       throw new Error(`unhandled midConversationDeveloperRole ${String(unreachable)}`);
@@ -410,7 +429,7 @@ function describeDroppedItem(kind: string, path: string): string {
  */
 export function convertInputItems(
   items: readonly IndexedInputItem[],
-  instructions: string | null | undefined,
+  instructions: PassthroughText | null | undefined,
   options: BridgeOptions,
 ): ConvertInputItemsResult {
   const context: ConversionContext = { options, warnings: [] };
@@ -418,15 +437,18 @@ export function convertInputItems(
 
   // `instructions` plus the leading run of system/developer messages → one system message at index 0:
   // many chat templates accept a single system message only.
-  const systemTexts: string[] = instructions ? [instructions] : [];
+  const systemTexts: PassthroughText[] = instructions !== null && instructions !== undefined && !isEmptyPassthroughText(instructions) ? [instructions] : [];
   let start = 0;
   for (const entry of items) {
     if (!isInstructionMessage(entry.item)) break;
     systemTexts.push(...readTextParts(entry.item.content, `input[${entry.index}]`, context));
     start += 1;
   }
-  const systemText = systemTexts.filter((text) => text !== '').join('\n\n');
-  if (systemText !== '') messages.push({ role: 'system', content: systemText });
+  const systemText = joinPassthroughText(
+    systemTexts.filter((text) => !isEmptyPassthroughText(text)),
+    '\n\n',
+  );
+  if (!isEmptyPassthroughText(systemText)) messages.push({ role: 'system', content: outgoingText(systemText) });
 
   let turn = createAssistantTurn();
   let pendingImages: Array<{ callId: string; images: ChatContentPart[] }> = [];
@@ -465,7 +487,7 @@ export function convertInputItems(
             pushMessage({ role: 'user', content: convertUserContent(item.content, path, context) });
             break;
           case 'assistant':
-            turn.texts.push(readTextParts(item.content, path, context).join(''));
+            turn.texts.push(joinPassthroughText(readTextParts(item.content, path, context), ''));
             break;
           case 'system':
           case 'developer':
@@ -481,7 +503,7 @@ export function convertInputItems(
       case 'reasoning': {
         if (!options.replayReasoning) break;
         const text = readReasoningText(item);
-        if (text !== '') turn.reasoning.push(text);
+        if (!isEmptyPassthroughText(text)) turn.reasoning.push(text);
         break;
       }
       case 'function_call': {
@@ -526,7 +548,7 @@ export function convertInputItems(
         // A task handed to a sub-agent, or a sub-agent's answer: to the model that reads it, it is the
         // user speaking. Dropped, the child would start with no task and the parent never hear back.
         // Its parts are written to be concatenated ("…Payload:\n" + the task), like tool output parts.
-        pushMessage({ role: 'user', content: convertUserContent(item.content, path, context, joinToolOutputText) });
+        pushMessage({ role: 'user', content: convertAgentMessageContent(item.content, path, context) });
         break;
       case 'configuration_update':
         // Applied to the request's reasoning effort by apply-configuration-updates.ts, which warns.

@@ -1,6 +1,5 @@
 import type { BridgeOptions } from '../bridge-options.ts';
-import type { ChatRequest, ChatTool } from '../chat/chat-completions-api.ts';
-import type { JsonText } from '../chat-request-fragments.ts';
+import type { ChatRequest } from '../chat/chat-completions-api.ts';
 import { UnsupportedFeatureError } from '../errors.ts';
 import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.ts';
 import { renderGrammarExample } from '../grammar/render-grammar-example.ts';
@@ -11,8 +10,7 @@ import { applyConfigurationUpdates } from './apply-configuration-updates.ts';
 import { convertInputItems } from './convert-input-items.ts';
 import { convertRequestFields } from './convert-request-fields.ts';
 import { hoistAdditionalTools, type IndexedInputItem } from './hoist-additional-tools.ts';
-import { collectChatTools, createToolMap, lowerTools, type LoweredToolRecord, type LowerToolsResult, type ToolDeclaration } from './lower-tools.ts';
-import type { ToolLoweringCache } from './tool-lowering-cache.ts';
+import { collectChatTools, createToolMap, lowerTools, type LoweredToolRecord, type ToolDeclaration } from './lower-tools.ts';
 import type { ToolSummary } from './tool-summary.ts';
 import { createPendingWarning, resolvePendingWarnings } from './pending-warning.ts';
 import { rewriteToolChoice } from './rewrite-tool-choice.ts';
@@ -33,11 +31,6 @@ export interface RequestSummary {
 export interface LoweredRequest {
   /** Always `stream: true` with `stream_options.include_usage`, whatever Codex asked for. */
   chatRequest: ChatRequest;
-  /**
-   * `JSON.stringify(chatRequest.tools)`, when the lowering had it already (a tool list the tool
-   * lowering cache has seen): serialising the request writes it in instead. Null otherwise.
-   */
-  toolsJson: JsonText | null;
   /** Wire name → tool, for lifting the backend's calls back. */
   toolMap: ToolMap;
   warnings: BridgeWarning[];
@@ -48,7 +41,7 @@ export interface LoweredRequest {
 
 function listInputItems(input: ReturnType<typeof parseResponsesRequest>['input']): IndexedInputItem[] {
   // A string input is one user message (the Responses API's shorthand).
-  if (typeof input === 'string') return [{ item: { type: 'message', role: 'user', content: input }, index: 0 }];
+  if (!Array.isArray(input)) return [{ item: { type: 'message', role: 'user', content: input }, index: 0 }];
   return input.map((item, index) => ({ item, index }));
 }
 
@@ -65,14 +58,12 @@ function deselect(record: LoweredToolRecord): LoweredToolRecord {
 export interface LoweringContext {
   /** Compiled grammars, shared per process so examples are not recompiled on every request. */
   grammarCache?: GrammarCache;
-  /** Tool lists lowered before, shared per bridge (tool-lowering-cache.ts). */
-  toolCache?: ToolLoweringCache;
 }
 
 /**
  * Lowers a Codex Responses request into a Chat Completions request for a function-only backend.
- * Pure: the only state is the caller's: its once-per-process warning ledger and the caches of the
- * context, which change how fast, never what, it lowers.
+ * Pure: the only state is the caller's: its once-per-process warning ledger and the grammar cache of
+ * the context, which changes how fast, never what, it lowers.
  *
  * Throws `InvalidRequestError` (400: malformed body, tool-name collision, `required` without tools,
  * `defer_loading: true`, empty image URL, rejected tool-output images) or `UnsupportedFeatureError`
@@ -103,8 +94,7 @@ export function convertResponsesRequestToChatRequest(
   ];
   const grammarCache = context.grammarCache ?? (options.grammarExamples ? createGrammarCache({ maxEntries: 4 }) : null);
   const renderExample = options.grammarExamples && grammarCache ? (name: string, grammar: { syntax: string; definition: string }) => renderGrammarExample(name, grammar, grammarCache) : null;
-  const cachedTools = context.toolCache ? context.toolCache.lower(declarations, options, renderExample) : null;
-  const loweredTools: LowerToolsResult = cachedTools ?? lowerTools(declarations, options, renderExample);
+  const loweredTools = lowerTools(declarations, options, renderExample);
   const toolChoice = rewriteToolChoice(request.tool_choice, loweredTools.value, {
     clientDeclaredTools: declarations.length > 0,
     options,
@@ -115,11 +105,9 @@ export function convertResponsesRequestToChatRequest(
 
   const selected = toolChoice.value.selectedWireNames;
   const isDeselected = (record: LoweredToolRecord): boolean => record.chatTool !== null && record.wireName !== null && !selected.has(record.wireName);
-  // A cached lowering whose tools tool_choice keeps, all of them: its tools, map and text as they are.
-  const shared = cachedTools !== null && !cachedTools.value.some(isDeselected) ? cachedTools : null;
-  const records = shared ? shared.value : loweredTools.value.map((record) => (isDeselected(record) ? deselect(record) : record));
-  const chatTools = shared ? (shared.chatTools as ChatTool[]) : collectChatTools(records);
-  const toolMap: ToolMap = shared ? shared.toolMap : createToolMap(records);
+  const records = loweredTools.value.map((record) => (isDeselected(record) ? deselect(record) : record));
+  const chatTools = collectChatTools(records);
+  const toolMap = createToolMap(records);
 
   const upstreamModel = options.modelOverride || request.model;
   // vLLM rejects `"tools": []` and any tool_choice without tools, and parallel_tool_calls only
@@ -152,7 +140,6 @@ export function convertResponsesRequestToChatRequest(
 
   return {
     chatRequest,
-    toolsJson: shared !== null && chatRequest.tools === chatTools ? shared.chatToolsJson : null,
     toolMap,
     warnings,
     summary: {

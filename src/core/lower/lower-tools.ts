@@ -305,6 +305,11 @@ function lowerCandidate(candidate: ToolCandidate, options: BridgeOptions, render
   }
 }
 
+/** Code mode lists its nested tools in the `exec` description as TypeScript declarations. */
+function declaresApplyPatchHelper(member: CustomMember): boolean {
+  return typeof member.description === 'string' && member.description.includes('apply_patch(input: string)');
+}
+
 function lowerCustomCandidate(
   candidate: ToolCandidate,
   member: CustomMember,
@@ -328,7 +333,14 @@ function lowerCustomCandidate(
           wireName,
           reason: null,
           chatTool: bridged.chatTool,
-          mapEntry: { wireName, name, namespace, kind: 'custom', grammar: bridged.grammar, ...(bridged.enforced ? { enforcedPattern: true as const } : {}) },
+          mapEntry: {
+            wireName,
+            name,
+            namespace,
+            kind: 'custom',
+            grammar: bridged.grammar,
+            ...(declaresApplyPatchHelper(member) ? { execAppliesPatches: true } : {}),
+          },
         },
         warnings: [...nameWarnings, ...bridged.warnings],
       };

@@ -1,7 +1,7 @@
 import * as z from '../schema/zod.ts';
 import { InvalidRequestError } from '../errors.ts';
 import { isPlainObject } from '../parse-json.ts';
-import { createCheckedParser } from '../schema/compiled-check.ts';
+import type { PassthroughText } from '../outbound-encoding.ts';
 
 /*
  * The Responses request as Codex 0.154–0.171 sends it. We validate exactly what
@@ -46,12 +46,14 @@ const unknownKindSchema = z.object({
   value: z.record(z.string(), z.unknown()),
 });
 
-// ---------- content parts (messages and tool outputs) ----------
+/**
+ * A string whose text the lowering copies into the Chat request without reading it: for a large body
+ * it may hold placeholders for long strings (outbound-encoding.ts). Checked as any string; typed so
+ * that it can only be copied or joined.
+ */
+const passthroughTextSchema = z.string() as unknown as z.ZodMiniType<PassthroughText, string>;
 
-const textPartSchema = z.looseObject({
-  type: z.enum(['input_text', 'output_text', 'text']),
-  text: z.string(),
-});
+// ---------- content parts (messages and tool outputs) ----------
 
 /** `image_url` may be a string or `{ url }`; emptiness is checked by the converter to name the part. */
 const inputImagePartSchema = z.looseObject({
@@ -95,15 +97,27 @@ const KNOWN_CONTENT_PART_TYPES: ReadonlySet<string> = new Set([
   'encrypted_content',
 ]);
 
-export const responsesContentPartSchema = z.preprocess(
-  createKindNormaliser(KNOWN_CONTENT_PART_TYPES, 'unknown'),
-  z.discriminatedUnion(
-    'type',
-    [textPartSchema, inputImagePartSchema, inputVideoPartSchema, inputFilePartSchema, refusalPartSchema, encryptedContentPartSchema, unknownKindSchema],
-    { error: 'a content part needs a string `type`' },
-  ),
-);
+function createContentPartSchema<Text extends z.ZodMiniType>(text: Text) {
+  const textPartSchema = z.looseObject({
+    type: z.enum(['input_text', 'output_text', 'text']),
+    text,
+  });
+  return z.preprocess(
+    createKindNormaliser(KNOWN_CONTENT_PART_TYPES, 'unknown'),
+    z.discriminatedUnion(
+      'type',
+      [textPartSchema, inputImagePartSchema, inputVideoPartSchema, inputFilePartSchema, refusalPartSchema, encryptedContentPartSchema, unknownKindSchema],
+      { error: 'a content part needs a string `type`' },
+    ),
+  );
+}
+
+/** A part of a structured tool output or an agent message: the lowering reads its text. */
+export const responsesContentPartSchema = createContentPartSchema(z.string());
+/** A part of a message: its text passes through. */
+const messagePartSchema = createContentPartSchema(passthroughTextSchema);
 export type ResponsesContentPart = z.infer<typeof responsesContentPartSchema>;
+export type ResponsesMessagePart = z.infer<typeof messagePartSchema>;
 
 // ---------- tools ----------
 
@@ -195,7 +209,7 @@ export type ResponsesToolChoice = z.infer<typeof responsesToolChoiceSchema>;
 
 // ---------- input items ----------
 
-const messageContentSchema = z.union([z.string(), z.array(responsesContentPartSchema)]);
+const messageContentSchema = z.union([passthroughTextSchema, z.array(messagePartSchema)]);
 
 const messageItemSchema = z.looseObject({
   type: z.literal('message'),
@@ -205,8 +219,8 @@ const messageItemSchema = z.looseObject({
 
 const reasoningItemSchema = z.looseObject({
   type: z.literal('reasoning'),
-  summary: z.nullish(z.array(z.looseObject({ text: z.string() }))),
-  content: z.nullish(z.array(z.looseObject({ type: z.string(), text: z.nullish(z.string()) }))),
+  summary: z.nullish(z.array(z.looseObject({ text: passthroughTextSchema }))),
+  content: z.nullish(z.array(z.looseObject({ type: z.string(), text: z.nullish(passthroughTextSchema) }))),
 });
 
 const functionCallItemSchema = z.looseObject({
@@ -226,7 +240,7 @@ const customToolCallItemSchema = z.looseObject({
   input: z.string(),
 });
 
-const toolOutputSchema = z.union([z.string(), z.array(responsesContentPartSchema)]);
+const toolOutputSchema = z.union([passthroughTextSchema, z.array(responsesContentPartSchema)]);
 
 const functionCallOutputItemSchema = z.looseObject({
   type: z.literal('function_call_output'),
@@ -357,9 +371,9 @@ const textFormatSchema = z.looseObject({
 export const responsesRequestSchema = z.looseObject({
   model: z.string().check(z.minLength(1)),
   /** A string is one user message; the converter normalises it. */
-  input: z.union([z.string(), z.array(responsesInputItemSchema)]),
+  input: z.union([passthroughTextSchema, z.array(responsesInputItemSchema)]),
   /** ≤0.161 only; from 0.162 the same text is `input[0]`. */
-  instructions: z.nullish(z.string()),
+  instructions: z.nullish(passthroughTextSchema),
   /** Absent with `use_responses_lite`: the tools then sit in an `additional_tools` input item. */
   tools: z.nullish(z.array(responsesToolSchema)),
   tool_choice: z.nullish(responsesToolChoiceSchema),
@@ -400,9 +414,15 @@ export function formatIssuePath(path: IssuePath): string {
   return text;
 }
 
+/** A loop, not `Math.max(...spread)`: a body with hundreds of thousands of issues would overflow the stack. */
 function deepestPathLength(issues: ReadonlyArray<IssueLike>): number {
-  return Math.max(-1, ...issues.map((issue) => issue.path?.length ?? 0));
+  let deepest = -1;
+  for (const issue of issues) deepest = Math.max(deepest, issue.path?.length ?? 0);
+  return deepest;
 }
+
+/** Issues kept on the error: the message names three; a client's body can hold hundreds of thousands. */
+const MAX_KEPT_ISSUES = 20;
 
 /**
  * A union reports one issue list per option. The option that got furthest into the value (the
@@ -415,7 +435,7 @@ function flattenIssues(issues: ReadonlyArray<IssueLike>, prefix: IssuePath): Arr
     const branches = issue.errors ?? [];
     if (issue.code === 'invalid_union' && branches.length > 0) {
       const depths = branches.map(deepestPathLength);
-      const deepest = Math.max(...depths);
+      const deepest = depths.reduce((left, right) => Math.max(left, right), -1);
       if (deepest === 0) {
         const expected = branches.map((branch) => branch[0]?.expected).filter((type) => type !== undefined);
         const message = expected.length === branches.length ? `Invalid input: expected ${expected.join(' or ')}` : issue.message;
@@ -438,8 +458,30 @@ function valueAtPath(root: unknown, path: IssuePath): unknown {
   return current;
 }
 
-/** The request schema, compiled: a valid request is checked without copying it. */
-const parseRequestBody = createCheckedParser(responsesRequestSchema);
+/**
+ * A number too large for a double (`1e400` in a tool's schema) parses to Infinity, which JSON cannot
+ * carry: serialised upstream it would silently become `null`, changing what the schema says. Refused
+ * instead, naming where it is.
+ */
+function rejectNonFiniteToolNumbers(tools: unknown): void {
+  const path = findNonFiniteNumber(tools);
+  if (path === null) return;
+  const field = formatIssuePath(['tools', ...path]);
+  const value = valueAtPath(tools, path);
+  throw new InvalidRequestError(`invalid Responses request: \`${field}\` is a number JSON cannot carry (${String(value)}: too large for a double); it would reach the backend as null`, { param: field });
+}
+
+/** The path to the first number JSON cannot carry inside `value`, or null; builds a path only on a find. */
+function findNonFiniteNumber(value: unknown): PropertyKey[] | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : [];
+  if (typeof value !== 'object' || value === null) return null;
+  const entries: Iterable<[PropertyKey, unknown]> = Array.isArray(value) ? value.entries() : isPlainObject(value) ? Object.entries(value) : [];
+  for (const [key, item] of entries) {
+    const inner = findNonFiniteNumber(item);
+    if (inner !== null) return [key, ...inner];
+  }
+  return null;
+}
 
 /**
  * Validates a request body. Throws `InvalidRequestError` naming the first offending field
@@ -449,8 +491,11 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (!isPlainObject(body)) {
     throw new InvalidRequestError('the request body must be a JSON object');
   }
-  const result = parseRequestBody(body);
-  if (result.success) return result.data;
+  const result = z.safeParse(responsesRequestSchema, body);
+  if (result.success) {
+    rejectNonFiniteToolNumbers(result.data.tools);
+    return result.data;
+  }
   const problems = flattenIssues(result.error.issues as ReadonlyArray<IssueLike>, []).map((problem) => {
     const field = formatIssuePath(problem.path) || '(body)';
     const missing = problem.path.length > 0 && valueAtPath(body, problem.path) === undefined;
@@ -460,6 +505,6 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (problems.length > shown.length) shown.push(`and ${problems.length - shown.length} more`);
   throw new InvalidRequestError(`invalid Responses request: ${shown.join('; ')}`, {
     param: problems[0]?.field ?? null,
-    issues: result.error.issues,
+    issues: result.error.issues.slice(0, MAX_KEPT_ISSUES),
   });
 }

@@ -1,10 +1,10 @@
 import { chatCompletionChunkSchema, type ChatCompletionChunk } from '../chat/chat-completions-api.ts';
 import { isContextOverflowMessage } from '../map-upstream-error.ts';
 import { isPlainObject, parseJson } from '../parse-json.ts';
-import { createCheckedParser } from '../schema/compiled-check.ts';
+import * as z from '../schema/zod.ts';
 
-/** Every streamed chunk is checked: compiled, so a valid chunk is not copied. */
-const parseChunk = createCheckedParser(chatCompletionChunkSchema);
+/** Every streamed chunk is checked. */
+const parseChunk = (value: unknown) => z.safeParse(chatCompletionChunkSchema, value);
 
 /**
  * One dispatched SSE event from a backend stream. `event` and `id` are null when the
@@ -18,6 +18,23 @@ export interface SseEvent {
   data: string;
   id: string | null;
   unknownFields: Array<{ name: string; value: string }>;
+}
+
+/**
+ * The longest SSE line, and the largest event (its `data:` lines together), the decoder holds while it
+ * waits for the rest, in UTF-16 units. Without a cap, a backend that sends bytes without a line break
+ * grows one string until the process runs out of memory. One line carries one chunk; even a proxy
+ * that sends a whole answer as a single chunk stays far below 32 M (a 128k-token answer is about 0.5 M).
+ */
+export const MAX_SSE_LINE_CHARS = 32 * 1024 * 1024;
+
+/** A backend stream broke a limit of the decoder: the stream cannot be read any further. */
+export class SseLimitError extends Error {
+  readonly reason = 'sse-limit' as const;
+
+  static is(value: unknown): value is SseLimitError {
+    return value instanceof Error && (value as { reason?: unknown }).reason === 'sse-limit';
+  }
 }
 
 const LINE_FEED = 10;
@@ -36,31 +53,60 @@ export class SseDecoder {
   private readonly textDecoder = new TextDecoder('utf-8');
   /** Per instance: a global regex carries `lastIndex` state. */
   private readonly lineBreak = /[\r\n]/g;
-  /** Text after the last line break, waiting for the rest of its line. */
-  private pendingLine = '';
+  /**
+   * Text after the last line break, waiting for the rest of its line: kept as the pieces it came in
+   * and joined once when the line ends, so a long line split over many chunks costs linear time
+   * (joining or rescanning it per chunk would be quadratic).
+   */
+  private pendingParts: string[] = [];
+  private pendingLength = 0;
   /** The previous chunk ended in `\r`; a `\n` starting the next chunk belongs to the same line break. */
   private skipLeadingLineFeed = false;
   private eventName: string | null = null;
   private eventId: string | null = null;
   private dataText: string | null = null;
   private unknownFields: Array<{ name: string; value: string }> = [];
+  /** The last two bytes of the previous chunk: a real U+FFFD (EF BF BD) may be split across chunks. */
+  private tailBytes: Uint8Array = new Uint8Array(0);
+  private invalidBytes = 0;
+
+  /**
+   * How many U+FFFD the decoder put in place of bytes that are not UTF-8 (a real U+FFFD the backend
+   * sent, encoded properly, is not counted): the text is kept, but the replacement is worth a warning.
+   */
+  get invalidUtf8Count(): number {
+    return this.invalidBytes;
+  }
 
   push(input: Uint8Array | string): SseEvent[] {
-    const text = typeof input === 'string' ? input : this.textDecoder.decode(input, { stream: true });
+    const text = typeof input === 'string' ? input : this.decodeCounting(input);
     const events: SseEvent[] = [];
     this.consumeText(text, events);
     return events;
   }
 
+  private decodeCounting(bytes: Uint8Array): string {
+    const text = this.textDecoder.decode(bytes, { stream: true });
+    let replacements = countReplacementCharacters(text);
+    if (replacements > 0) {
+      const joined = new Uint8Array(this.tailBytes.length + bytes.length);
+      joined.set(this.tailBytes);
+      joined.set(bytes, this.tailBytes.length);
+      replacements -= countEncodedReplacementCharacters(joined);
+      if (replacements > 0) this.invalidBytes += replacements;
+    }
+    this.tailBytes = bytes.slice(Math.max(0, bytes.length - 2));
+    return text;
+  }
+
   /** End of stream: flush the UTF-8 decoder, the unterminated last line and the undispatched event. */
   end(): SseEvent[] {
     const events: SseEvent[] = [];
-    this.consumeText(this.textDecoder.decode(), events);
-    if (this.pendingLine.length > 0) {
-      const line = this.pendingLine;
-      this.pendingLine = '';
-      this.processLine(line, events);
-    }
+    // A character cut off by the end of the body becomes U+FFFD here.
+    const rest = this.textDecoder.decode();
+    this.invalidBytes += countReplacementCharacters(rest);
+    this.consumeText(rest, events);
+    if (this.pendingLength > 0) this.processLine(this.takePending(''), events);
     this.skipLeadingLineFeed = false;
     this.dispatch(events);
     return events;
@@ -74,23 +120,49 @@ export class SseDecoder {
       if (text.charCodeAt(0) === LINE_FEED) text = text.slice(1);
       if (text.length === 0) return;
     }
-    // The pending part held no line break, so scanning starts at the new text only: a long line split
-    // over many chunks costs linear time, not quadratic.
-    const scanFrom = this.pendingLine.length;
-    const buffer = this.pendingLine.length === 0 ? text : this.pendingLine + text;
     let lineStart = 0;
-    this.lineBreak.lastIndex = scanFrom;
-    for (let match = this.lineBreak.exec(buffer); match !== null; match = this.lineBreak.exec(buffer)) {
+    // Only the new text is scanned: the pending pieces hold no line break.
+    this.lineBreak.lastIndex = 0;
+    for (let match = this.lineBreak.exec(text); match !== null; match = this.lineBreak.exec(text)) {
       const breakIndex = match.index;
-      this.processLine(buffer.slice(lineStart, breakIndex), events);
+      const tail = text.slice(lineStart, breakIndex);
+      this.processLine(this.pendingLength === 0 ? tail : this.takePending(tail), events);
       lineStart = breakIndex + 1;
-      if (buffer.charCodeAt(breakIndex) === CARRIAGE_RETURN) {
-        if (lineStart === buffer.length) this.skipLeadingLineFeed = true;
-        else if (buffer.charCodeAt(lineStart) === LINE_FEED) lineStart += 1;
+      if (text.charCodeAt(breakIndex) === CARRIAGE_RETURN) {
+        if (lineStart === text.length) this.skipLeadingLineFeed = true;
+        else if (text.charCodeAt(lineStart) === LINE_FEED) lineStart += 1;
       }
       this.lineBreak.lastIndex = lineStart;
     }
-    this.pendingLine = lineStart === 0 ? buffer : buffer.slice(lineStart);
+    if (lineStart < text.length) {
+      const rest = lineStart === 0 ? text : text.slice(lineStart);
+      this.pendingLength += rest.length;
+      this.checkLength(this.pendingLength, 'line');
+      this.pendingParts.push(rest);
+    }
+  }
+
+  /** The pending pieces and `tail` as one line; the pending state is empty afterwards. */
+  private takePending(tail: string): string {
+    this.checkLength(this.pendingLength + tail.length, 'line');
+    this.pendingParts.push(tail);
+    const line = this.pendingParts.join('');
+    this.pendingParts = [];
+    this.pendingLength = 0;
+    return line;
+  }
+
+  private checkLength(length: number, what: 'line' | 'event'): void {
+    if (length <= MAX_SSE_LINE_CHARS) return;
+    this.pendingParts = [];
+    this.pendingLength = 0;
+    this.dataText = null;
+    const cap = `${MAX_SSE_LINE_CHARS / 1024 / 1024} MB`;
+    throw new SseLimitError(
+      what === 'line'
+        ? `backend sent an SSE line longer than ${cap} without a line break (the bridge's cap on one line)`
+        : `backend sent an SSE event larger than ${cap} without the blank line that ends it (the bridge's cap on one event)`,
+    );
   }
 
   private processLine(line: string, events: SseEvent[]): void {
@@ -105,6 +177,7 @@ export class SseDecoder {
     if (value.charCodeAt(0) === 32 /* ' ' */) value = value.slice(1);
     switch (name) {
       case 'data':
+        if (this.dataText !== null) this.checkLength(this.dataText.length + 1 + value.length, 'event');
         this.dataText = this.dataText === null ? value : `${this.dataText}\n${value}`;
         return;
       case 'event':
@@ -133,6 +206,21 @@ export class SseDecoder {
     this.eventId = null;
     this.dataText = null;
   }
+}
+
+function countReplacementCharacters(text: string): number {
+  let count = 0;
+  for (let index = text.indexOf('\uFFFD'); index !== -1; index = text.indexOf('\uFFFD', index + 1)) count += 1;
+  return count;
+}
+
+/** EF BF BD, U+FFFD as UTF-8: one the backend really sent. */
+function countEncodedReplacementCharacters(bytes: Uint8Array): number {
+  let count = 0;
+  for (let index = bytes.indexOf(0xef); index !== -1 && index + 2 < bytes.length; index = bytes.indexOf(0xef, index + 1)) {
+    if (bytes[index + 1] === 0xbf && bytes[index + 2] === 0xbd) count += 1;
+  }
+  return count;
 }
 
 /** OpenAI-compatible engines end the stream with `data: [DONE]`. */

@@ -1,8 +1,9 @@
 import { chatCompletionSchema } from '../chat/chat-completions-api.ts';
 import { parseJson } from '../parse-json.ts';
 import type { ResponsesStreamEvent } from '../responses/responses-output.ts';
-import { createCheckedParser } from '../schema/compiled-check.ts';
-import { SseDecoder, parseChatStreamEvent, type SseEvent } from '../sse/sse-decoder.ts';
+import * as z from '../schema/zod.ts';
+import { SseDecoder, SseLimitError, parseChatStreamEvent, type SseEvent } from '../sse/sse-decoder.ts';
+import { createWarning } from '../warnings.ts';
 import type { ChatStreamTranslator } from './chat-stream-to-responses-events.ts';
 import { convertChatCompletionToChunk } from './convert-chat-completion-to-chunk.ts';
 
@@ -30,6 +31,7 @@ export class ChatSsePump {
   private readonly options: ChatSsePumpOptions;
   /** False after `[DONE]`, an error frame or an unreadable frame: later bytes are not the answer's. */
   private reading = true;
+  private invalidUtf8Noted = false;
 
   constructor(translator: ChatStreamTranslator, options: ChatSsePumpOptions = {}) {
     this.translator = translator;
@@ -44,16 +46,39 @@ export class ChatSsePump {
   /** One piece of the body, cut anywhere (inside a line, inside a UTF-8 character). */
   push(bytes: Uint8Array | string): ResponsesStreamEvent[] {
     const events: ResponsesStreamEvent[] = [];
-    for (const event of this.decoder.push(bytes)) if (this.reading) this.handle(event, events);
+    let decoded: SseEvent[];
+    try {
+      decoded = this.decoder.push(bytes);
+    } catch (error) {
+      if (!SseLimitError.is(error)) throw error;
+      this.reading = false;
+      events.push(...this.translator.fail({ code: 'server_error', message: `${error.message}${naming(this.options.source)}; the bridge stopped reading the backend` }));
+      return events;
+    }
+    this.noticeInvalidUtf8();
+    for (const event of decoded) if (this.reading) this.handle(event, events);
     return events;
   }
 
   /** The body ended: its last unterminated event still counts, then the response finishes (failed without a finish reason). */
   end(): ResponsesStreamEvent[] {
     const events: ResponsesStreamEvent[] = [];
-    if (this.wantsMore) for (const event of this.decoder.end()) if (this.reading) this.handle(event, events);
+    if (this.wantsMore) {
+      const decoded = this.decoder.end();
+      this.noticeInvalidUtf8();
+      for (const event of decoded) if (this.reading) this.handle(event, events);
+    }
     if (!this.translator.terminated) events.push(...this.translator.finish());
     return events;
+  }
+
+  /** Once per answer: the first bytes that are not UTF-8 are named; the text keeps U+FFFD in their place. */
+  private noticeInvalidUtf8(): void {
+    if (this.invalidUtf8Noted || this.decoder.invalidUtf8Count === 0) return;
+    this.invalidUtf8Noted = true;
+    this.translator.recordWarning(
+      createWarning('invalid_utf8', `the backend${naming(this.options.source)} sent bytes that are not valid UTF-8; each was replaced with U+FFFD (\uFFFD) in the answer (an engine or proxy with a wrong character encoding)`),
+    );
   }
 
   private handle(event: SseEvent, events: ResponsesStreamEvent[]): void {
@@ -87,15 +112,13 @@ export class ChatSsePump {
   }
 }
 
-const parseCompletion = createCheckedParser(chatCompletionSchema);
-
 /**
  * A backend that answers a stream request with one JSON completion (a proxy that does not stream):
  * the completion goes through the same translator as one chunk, so both shapes are lifted alike.
  */
 export function liftJsonCompletion(translator: ChatStreamTranslator, text: string, options: Pick<ChatSsePumpOptions, 'source'> = {}): ResponsesStreamEvent[] {
   const parsed = parseJson(text);
-  const completion = parsed.success ? parseCompletion(parsed.value) : null;
+  const completion = parsed.success ? z.safeParse(chatCompletionSchema, parsed.value) : null;
   if (!completion?.success) {
     return translator.fail({ code: 'server_error', message: `backend answered a stream request with unreadable JSON${naming(options.source)}` });
   }

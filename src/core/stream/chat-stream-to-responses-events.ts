@@ -84,6 +84,15 @@ type ItemState = TextItemState | ToolCallState;
 
 const WHITESPACE_ONLY = /^\s*$/;
 
+/**
+ * The most text (message, reasoning and tool-call arguments together, in UTF-16 units) one answer may
+ * carry. The translator keeps all of it until the `*.done` events, and a backend that never finishes
+ * would otherwise grow it until the process runs out of memory. 32 M units is about 60 times the
+ * largest answer a model's output limit allows (a 128k-token answer is about 0.5 M), and what it costs
+ * while the final events are written stays well under 300 MB.
+ */
+export const MAX_ANSWER_OUTPUT_CHARS = 32 * 1024 * 1024;
+
 export class ChatStreamTranslator {
   private readonly options: StreamTranslatorOptions;
   private readonly createItemId: (prefix: ItemIdPrefix) => string;
@@ -113,6 +122,9 @@ export class ChatStreamTranslator {
   /** Every call seen, in order of first appearance (including calls whose name has not arrived yet). */
   private readonly calls: ToolCallState[] = [];
   private lastCall: ToolCallState | null = null;
+
+  /** Text of every kind received so far, checked against MAX_ANSWER_OUTPUT_CHARS. */
+  private outputChars = 0;
 
   private finishReason: string | null = null;
   private finishMapping: MappedChatFinishReason | null = null;
@@ -168,6 +180,13 @@ export class ChatStreamTranslator {
         // A chunk may carry content and tool_calls together; text comes first.
         if (delta.content) this.appendText('message', delta.content);
         if (delta.tool_calls) for (const entry of delta.tool_calls) this.applyToolCallDelta(entry);
+        if (this.outputChars > MAX_ANSWER_OUTPUT_CHARS) {
+          this.emitFailed(
+            'server_error',
+            `the backend's answer has more than ${MAX_ANSWER_OUTPUT_CHARS / 1024 / 1024} MB of output text, the bridge's cap on the text it keeps for one answer; it stopped reading the backend (a backend that never finishes, or an answer far beyond any output limit)`,
+          );
+          return this.endBatch();
+        }
       }
       // Arguments in the finish chunk were applied above, before anything closes.
       if (choice.finish_reason && this.finishReason === null) this.handleFinishReason(choice.finish_reason);
@@ -245,14 +264,6 @@ export class ChatStreamTranslator {
     this.events.push(sequenced);
   }
 
-  /**
-   * A delta, already sequenced: built as one literal, where `emit` copies its event into a new object
-   * (a token's event costs about a fifth less, and the encoder's fast path reads a stable shape).
-   */
-  private emitDelta(event: ResponsesStreamEvent): void {
-    this.events.push(event);
-  }
-
   private ensureStarted(): void {
     if (this.started) return;
     this.started = true;
@@ -300,6 +311,11 @@ export class ChatStreamTranslator {
     this.emitTerminal('response.failed', response);
   }
 
+  /** A warning about the answer found outside the translator (the stream's bytes), kept with its own. */
+  recordWarning(warning: BridgeWarning): void {
+    this.recordedWarnings.push(warning);
+  }
+
   private addWarning(warning: BridgeWarning | null): void {
     if (warning) this.recordedWarnings.push(warning);
   }
@@ -307,6 +323,7 @@ export class ChatStreamTranslator {
   // ---------- reasoning and message items ----------
 
   private appendText(kind: 'reasoning' | 'message', text: string): void {
+    this.outputChars += text.length;
     const active = this.activeTextItem;
     if (active && active.kind === kind && !active.closed) {
       active.parts.push(text);
@@ -361,8 +378,7 @@ export class ChatStreamTranslator {
 
   private emitTextDelta(item: TextItemState, delta: string): void {
     const type = item.kind === 'reasoning' ? 'response.reasoning_text.delta' : 'response.output_text.delta';
-    // A delta per token: written as a literal with its sequence number (see emitDelta).
-    this.emitDelta({ type, sequence_number: this.sequenceNumber++, item_id: item.itemId, output_index: item.outputIndex, content_index: 0, delta });
+    this.emit({ type, item_id: item.itemId, output_index: item.outputIndex, content_index: 0, delta });
   }
 
   /** The next item opens: the active text item stops receiving text and closes. */
@@ -432,6 +448,7 @@ export class ChatStreamTranslator {
     if (name && call.wireName === '') call.wireName = name;
 
     const fragment = native ? (entry.custom?.input ?? '') : readChatToolCallArguments(entry.function?.arguments);
+    this.outputChars += fragment.length;
 
     if (!call.opened) {
       call.argumentsText += fragment;
@@ -519,14 +536,13 @@ export class ChatStreamTranslator {
 
   private emitCallDelta(call: ToolCallState, fragment: string): void {
     if (call.itemType === 'function_call') {
-      this.emitDelta({ type: 'response.function_call_arguments.delta', sequence_number: this.sequenceNumber++, item_id: call.itemId, output_index: call.outputIndex, delta: fragment });
+      this.emit({ type: 'response.function_call_arguments.delta', item_id: call.itemId, output_index: call.outputIndex, delta: fragment });
       return;
     }
     const delta = call.decoder ? call.decoder.push(fragment) : fragment;
     if (delta === '') return;
-    this.emitDelta({
+    this.emit({
       type: 'response.custom_tool_call_input.delta',
-      sequence_number: this.sequenceNumber++,
       item_id: call.itemId,
       call_id: call.callId,
       output_index: call.outputIndex,

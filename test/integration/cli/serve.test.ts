@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
 import { postResponses, readCapture, readSseEvents, itemsDone } from '../../support/bridge-harness.ts';
+import { startScriptedBackend } from '../../support/scripted-backend.ts';
+import { sendNoHeaders } from '../../support/hostile-backend.ts';
 import { makeTempDir, trackProcessGroup, waitForProcessGroupExit } from '../../support/cleanup.ts';
 
 /**
@@ -162,14 +164,6 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     assert.equal(cli.stderr(), "freeform-bridge: unknown option '--prot' (see `freeform-bridge serve --help`)\n");
   });
 
-  it('says at debug level which V8 settings it set for a process that runs the bridge alone', async () => {
-    const cli = startCli(['serve', '--backend', backend.url, '--port', '0', '--log-level', 'debug'], 'node');
-    await cli.firstLine;
-    cli.child.kill('SIGTERM');
-    assert.equal(await exitCode(cli.child), 0);
-    assert.match(cli.stderr(), /debug: V8 settings for a process that runs the bridge alone: --no-wasm-tier-up --no-wasm-dynamic-tiering, new space held at 16 MB\n/);
-  });
-
   it('prints one line per failed exchange at the default log level, and names a backend URL without /v1', async () => {
     const withoutVersion = backend.url.replace(/\/v1$/, '');
     const cli = startCli(['serve', '--backend', withoutVersion, '--port', '0'], 'node');
@@ -186,5 +180,25 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     const failures = lines.filter((line) => / failed: HTTP /.test(line));
     assert.equal(failures.length, 1, cli.stderr());
     assert.match(failures[0]!, new RegExp(`failed: HTTP 400 backend_url_without_v1: .*\\(backend ${withoutVersion.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)$`));
+  });
+
+  it('--backend-timeout-seconds sets how long a silent backend is waited for, and is refused below its minimum', async () => {
+    const refused = startCli(['serve', '--backend', backend.url, '--backend-timeout-seconds', '1'], 'node');
+    assert.equal(await exitCode(refused.child), 2);
+    assert.match(refused.stderr(), /--backend-timeout-seconds must be at least 5, got 1/);
+
+    const silent = await startScriptedBackend();
+    silent.setHandlers(sendNoHeaders);
+    try {
+      const cli = startCli(['serve', '--backend', silent.url, '--port', '0', '--backend-timeout-seconds', '5'], 'node');
+      const url = /(http:\/\/\S+)$/.exec(await cli.firstLine)![1]!;
+      const answer = await postResponses(url, { model: 'm', input: 'hi', stream: false });
+      const body = (await answer.json()) as { error: { message: string } };
+      assert.match(body.error.message, /sent nothing for 5 s; giving up \(the backend timeout: --backend-timeout-seconds/);
+      cli.child.kill('SIGTERM');
+      assert.equal(await exitCode(cli.child), 0);
+    } finally {
+      await silent.close();
+    }
   });
 });

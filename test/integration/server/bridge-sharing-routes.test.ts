@@ -5,6 +5,7 @@ import { checkBridgeIdentity, followBridgeTraffic } from '../../../src/server/br
 import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
 import { startMockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { startPortSquatter } from '../../support/port-squatter.ts';
 
 /** The two routes a second VS Code window uses to find and follow the bridge another window runs. */
 
@@ -23,20 +24,21 @@ async function startPair() {
 }
 
 describe('GET /v1/bridge/identity and /v1/bridge/traffic', () => {
-  it('identity: behind the token, with an HMAC proof of the challenge, and a 400 for a bad challenge', async () => {
+  it('identity: an HMAC proof of the challenge, and a 400 for a bad challenge', async () => {
     const { backend, bridge } = await startPair();
     const challenge = '00112233445566778899aabbccddeeff';
-    assert.equal((await fetch(`${bridge.url}/v1/bridge/identity?challenge=${challenge}`)).status, 401);
     const response = await fetch(`${bridge.url}/v1/bridge/identity?challenge=${challenge}`, { headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(response.status, 200);
     const identity = (await response.json()) as Record<string, unknown>;
-    assert.deepEqual(identity, { name: 'freeform-bridge', version: identity.version, instanceId: bridge.instanceId, pid: process.pid, backend: backend.url, proof: computeIdentityProof(TOKEN, challenge) });
+    assert.deepEqual(identity, { name: 'freeform-bridge', version: identity.version, instanceId: bridge.instanceId, pid: process.pid, backend: backend.url, proof: computeIdentityProof(TOKEN, challenge, bridge.port) });
     const bad = await fetch(`${bridge.url}/v1/bridge/identity?challenge=not-hex`, { headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(bad.status, 400);
     const check = await checkBridgeIdentity(bridge.url, TOKEN);
     assert.ok(check.ours, JSON.stringify(check));
     assert.equal(check.identity.instanceId, bridge.instanceId);
-    assert.deepEqual(await checkBridgeIdentity(bridge.url, 'other-token'), { ours: false, reason: 'it is a bridge with another token (HTTP 401)' });
+    const other = await checkBridgeIdentity(bridge.url, 'other-token');
+    assert.equal(other.ours, false);
+    assert.match(other.ours ? '' : other.reason, /could not prove it knows the bridge token/);
   });
 
   it('traffic: every event of a round trip streams to a follower, and the stream ends when the bridge stops', async () => {
@@ -61,4 +63,28 @@ describe('GET /v1/bridge/identity and /v1/bridge/traffic', () => {
     for (let attempt = 0; attempt < 200 && endReason === null; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 25));
     assert.equal(endReason, 'the bridge ended the stream (it stopped)');
   });
+
+  it('a program holding the port is never sent the token, nor taken for the bridge, whatever it answers', async () => {
+    const squatter = await startPortSquatter();
+    closers.push(() => squatter.close());
+    // Twice: the squatter forges a different proof shape from what it is sent on each call.
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const check = await checkBridgeIdentity(squatter.url, TOKEN);
+      assert.equal(check.ours, false, JSON.stringify(check));
+    }
+    assert.equal(squatter.requests.length, 2);
+    for (const request of squatter.requests) assert.equal(request.headers.authorization, undefined, 'no Authorization header before the other side proved itself');
+    for (const seen of squatter.harvested()) assert.ok(!seen.includes(TOKEN), `the squatter saw the token in ${seen}`);
+  });
+
+  it('a real bridge proves itself without being sent the token first, and its proof is bound to its port', async () => {
+    const { bridge } = await startPair();
+    const challenge = '00112233445566778899aabbccddeeff';
+    const response = await fetch(`${bridge.url}/v1/bridge/identity?challenge=${challenge}`);
+    assert.equal(response.status, 200);
+    const identity = (await response.json()) as { proof: string };
+    assert.equal(identity.proof, computeIdentityProof(TOKEN, challenge, bridge.port));
+    assert.notEqual(identity.proof, computeIdentityProof(TOKEN, challenge, bridge.port + 1), 'a proof relayed from another port does not pass');
+  });
 });
+

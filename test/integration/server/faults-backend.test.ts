@@ -106,7 +106,7 @@ describe('silent backends end in response.failed through the idle watchdog', () 
     const index = backend.requests.length;
     backend.enqueue({ text: 'never', delayBeforeHeadersMs: 120_000 });
     const observed = await runExchange(bridge, STREAM);
-    assertFailedStream(observed, { code: 'server_error', message: /^backend at http:\/\/127\.0\.0\.1:\d+\/v1 sent nothing for 1 s; giving up$/ });
+    assertFailedStream(observed, { code: 'server_error', message: /^backend at http:\/\/127\.0\.0\.1:\d+\/v1 sent nothing for 1 s; giving up \(the backend timeout: --backend-timeout-seconds for serve, freeformBridge\.backendTimeoutSeconds in VS Code\)$/ });
     if (observed.codex.kind !== 'stream') return;
     assert.deepEqual(
       observed.codex.events.filter((event) => event.type !== 'response.in_progress').map((event) => event.type),

@@ -7,11 +7,10 @@ import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/co
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 
 /**
- * The bridge lowers a tool list once and reuses it while a session resends it (tool-lowering-cache.ts),
- * and reuses the text of the history a session resends (message-text-cache.ts). Through the server:
- * what reaches the backend is each turn's own tool list and history, a call is lifted with the map of
- * the list it came from, and a large body (long strings carried as bytes) gets the reused list spliced
- * in next to its own text.
+ * A session resends its tool list and its whole history on every turn, and each turn is lowered on its
+ * own. Through the server: what reaches the backend is each turn's own tool list and history, a call is
+ * lifted with the map of the list it came from, and a large body (long strings carried as bytes) gets
+ * its tool list next to its own text.
  */
 
 const PATCH = '*** Begin Patch\n*** Add File: notes.md\n+hello\n*** End Patch\n';
@@ -29,7 +28,7 @@ interface SentTool {
   function: { name: string; description: string };
 }
 
-describe('session caches, through the server', () => {
+describe("a session's turns, through the server", () => {
   let backend: ScriptedBackend;
   let bridge: StartedBridge;
   before(async () => {
@@ -64,10 +63,10 @@ describe('session caches, through the server', () => {
     assert.deepEqual(descriptions, ['Run.', 'Run.', 'Run a command.', 'Run.']);
   });
 
-  it('splices a reused list into a large body whose long strings travel as bytes', async () => {
+  it('sends the tool list with a large body whose long strings travel as bytes', async () => {
     const tools = [execCommand('Run.'), applyPatch];
     await turn(tools, 'a small turn first');
-    // 600 kB: past the size from which long strings are carried as bytes (passthrough-text.ts).
+    // 600 kB: past the size from which long strings are carried as bytes (outbound-encoding.ts).
     const long = `${'naïve 👋 — 日本 '.repeat(40_000)}end`;
     const { sent, items } = await turn(tools, long);
     assert.equal(sent.messages.at(-1)?.content, long);

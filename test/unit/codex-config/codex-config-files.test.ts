@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { applyCodexConfigWrite } from '../../../src/codex-config/apply-codex-config-write.ts';
@@ -413,5 +414,61 @@ describe('config.toml: confirmation, foreign files and restore', () => {
     );
     assert.equal(readFileSync(configPath, 'utf8'), original);
     assert.deepEqual(readdirSync(codexHome), ['config.toml']);
+  });
+});
+
+describe('--restore trusts only the files it knows', () => {
+  it('a restore record pointing outside CODEX_HOME, or at other files in it, is refused and nothing is copied', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(join(codexHome, 'config.toml'), 'model = "before"\n');
+    await write(codexHome, { makeDefault: true });
+    const recordPath = join(codexHome, RESTORE_RECORD_FILE_NAME);
+    const record = JSON.parse(readFileSync(recordPath, 'utf8')) as { configPath: string; backupPath: string };
+    const outside = join(makeTempDir('freeform-bridge-elsewhere-'), 'victim.txt');
+    writeFileSync(outside, 'precious\n');
+    const secret = join(codexHome, 'auth.json');
+    writeFileSync(secret, '{"token":"x"}\n');
+    for (const tampered of [
+      { ...record, configPath: outside },
+      { ...record, backupPath: secret },
+      { ...record, backupPath: join(codexHome, '..', 'elsewhere', 'config.toml.bak-1') },
+    ]) {
+      writeFileSync(recordPath, JSON.stringify(tampered));
+      await assertRefused(() => planCodexConfigRestore(codexHome), 'malformed', /restore record .* names a file freeform-bridge did not write/);
+    }
+    assert.equal(readFileSync(outside, 'utf8'), 'precious\n');
+  });
+});
+
+describe('a read-only config.toml', () => {
+  it('is replaced only when confirmed, and stays read-only', { skip: onWindows }, async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    const configPath = join(codexHome, 'config.toml');
+    writeFileSync(configPath, 'model = "before"\n');
+    chmodSync(configPath, 0o444);
+    const plan = await planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true }));
+    await assertRefused(() => applyCodexConfigWrite(plan), 'needs-confirmation', /config\.toml is read-only \(mode 0444\)/);
+    assert.equal(readFileSync(configPath, 'utf8'), 'model = "before"\n');
+    await applyCodexConfigWrite(plan, { confirmed: true });
+    assert.match(readFileSync(configPath, 'utf8'), /freeform-bridge/);
+    assert.equal(mode(configPath), 0o400);
+  });
+});
+
+describe('two --make-default runs at once', () => {
+  it('only one writes; the other is refused, and the restore record matches the file written', async () => {
+    const codexHome = scratchHome();
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(join(codexHome, 'config.toml'), 'model = "before"\n');
+    const plans = await Promise.all(['first', 'second'].map((model) => planCodexConfigWrite(writeOptions(codexHome, { makeDefault: true, model }))));
+    const outcomes = await Promise.allSettled(plans.map((plan) => applyCodexConfigWrite(plan)));
+    assert.deepEqual(outcomes.map((outcome) => outcome.status).sort(), ['fulfilled', 'rejected']);
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+    assert.ok(CodexConfigFileError.is(refused.reason) && refused.reason.codexConfigFileProblem === 'changed-since-plan', String(refused.reason));
+    const record = JSON.parse(readFileSync(join(codexHome, RESTORE_RECORD_FILE_NAME), 'utf8')) as { writtenSha256: string };
+    assert.equal(record.writtenSha256, createHash('sha256').update(readFileSync(join(codexHome, 'config.toml'), 'utf8'), 'utf8').digest('hex'));
+    assert.ok(!existsSync(join(codexHome, 'freeform-bridge.config.lock')), 'the lock is released');
   });
 });

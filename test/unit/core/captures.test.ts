@@ -5,6 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
 import type { ChatMessage, ChatRequest, ChatToolCall } from '../../../src/core/chat/chat-completions-api.ts';
+import { liftToolCall } from '../../../src/core/lift/lift-tool-call.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import { isPlainObject, parseJson } from '../../../src/core/parse-json.ts';
 import { toWireName } from '../../../src/core/tool-map.ts';
@@ -313,6 +314,28 @@ describe('captures: code mode (c)', () => {
       assert.deepStrictEqual(warningKinds(lowered), [['grammar_not_enforced', 'exec']]);
     });
   }
+
+  it('code mode: exec declares the apply_patch helper only where Codex lists it, and a patch sent as exec becomes that helper call', () => {
+    const withHelper = lowerCapture('c_code_mode_only_additional_tools_gpt-6-sol_v0.171.req1.json').lowered;
+    const withoutHelper = lowerCapture('c_enable_code_mode_only_qwen3-coder_v0.171.req1.json').lowered;
+    assert.equal(withHelper.toolMap.get('functions__exec')?.execAppliesPatches, true);
+    assert.equal([...withoutHelper.toolMap.values()].some((entry) => entry.execAppliesPatches === true), false);
+
+    const patch = '*** Begin Patch\n*** Add File: a.txt\n+hi "there"\n*** End Patch';
+    const lift = (toolMap: typeof withHelper.toolMap, wireName: string, input: string) =>
+      liftToolCall({ wireName, argumentsText: JSON.stringify({ input }), callId: 'call_x', finishReason: 'tool_calls', toolMap });
+    const lifted = lift(withHelper.toolMap, 'functions__exec', `${patch}\n`);
+    assert.equal(lifted.item?.type === 'custom_tool_call' && lifted.item.input, `text(await tools.apply_patch(${JSON.stringify(`${patch}\n`)}));\n`);
+    assert.deepStrictEqual(lifted.warnings.map((warning) => [warning.kind, warning.raw]), [['grammar_repaired', `${patch}\n`]]);
+    // JavaScript, a patch Codex would reject, and an exec without the helper are left as written.
+    for (const input of ['text(1)', `${patch.replace('*** End Patch', '')}`]) {
+      const untouched = lift(withHelper.toolMap, 'functions__exec', input);
+      assert.equal(untouched.item?.type === 'custom_tool_call' && untouched.item.input, input);
+    }
+    const execWire = [...withoutHelper.toolMap.values()].find((entry) => entry.name === 'exec')?.wireName ?? 'exec';
+    const plain = lift(withoutHelper.toolMap, execWire, patch);
+    assert.equal(plain.item?.type === 'custom_tool_call' && plain.item.input, patch);
+  });
 
   it('c_code_mode_only_additional_tools_gpt-6-sol_v0.171.req2.json: replays functions__exec and joins the structured output', () => {
     const { capture, lowered } = lowerCapture('c_code_mode_only_additional_tools_gpt-6-sol_v0.171.req2.json');

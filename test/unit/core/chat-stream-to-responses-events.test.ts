@@ -1216,12 +1216,24 @@ describe('grammar check at the finish chunk', () => {
     }
   });
 
-  it('delivers a mismatching input unchanged with grammar_mismatch by default', () => {
+  it('rescues a fenced patch by default: the done event carries the patch, with grammar_repaired', () => {
     const { events, translator } = streamFenced({});
+    check(events, { inputDeltaMismatchCallIds: ['call_g'] });
+    assert.equal(customInputDeltas(events, 0), fenced, 'the deltas went out before the check');
+    assert.equal(customInputDone(events, 0), TRICKY_INPUT);
+    assert.deepEqual(translator.warnings.map((warning) => [warning.kind, warning.callId]), [['grammar_repaired', 'call_g']]);
+  });
+
+  it('delivers a patch Codex would reject and no safe rescue fixes unchanged, with grammar_mismatch', () => {
+    const withoutEnd = TRICKY_INPUT.replace('*** End Patch\n', '');
+    const text = JSON.stringify({ input: withoutEnd });
+    const { events, translator } = translate(
+      [chunk({ tool_calls: [toolCallDelta(0, { id: 'call_m', name: 'apply_patch', arguments: text })] }), chunk({}, 'tool_calls')],
+      { toolMap: grammarToolMap },
+    );
     check(events);
-    assert.equal(customInputDeltas(events, 0), fenced);
-    assert.equal(customInputDone(events, 0), fenced);
-    assert.deepEqual(translator.warnings.map((warning) => [warning.kind, warning.callId]), [['grammar_mismatch', 'call_g']]);
+    assert.equal(customInputDone(events, 0), withoutEnd);
+    assert.deepEqual(translator.warnings.map((warning) => [warning.kind, warning.callId]), [['grammar_mismatch', 'call_m']]);
   });
 
   it('with grammarRepair, the done event carries the repaired input; no input_delta_mismatch on top of grammar_repaired', () => {

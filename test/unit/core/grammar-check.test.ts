@@ -38,8 +38,8 @@ describe('checkGrammarInput', () => {
     assert.deepEqual(check({ input: patch }), { input: patch, warnings: [], repaired: false });
   });
 
-  it('warns with the position and delivers the input unchanged when repair is off', () => {
-    const input = `\`\`\`\n${patch}\`\`\``;
+  it('warns with the line Codex rejects and delivers the input unchanged when only a risky repair would fix it', () => {
+    const input = patch.replace('*** End Patch\n', '');
     assert.deepEqual(check({ input }), {
       input,
       repaired: false,
@@ -48,28 +48,29 @@ describe('checkGrammarInput', () => {
           kind: 'grammar_mismatch',
           tool: 'apply_patch',
           callId: 'call_1',
-          detail:
-            'input does not match the apply_patch grammar at line 1, column 1: expected "*** Begin Patch" (in begin_patch), found "```"; grammar repair (off) would fix it: removed the Markdown code fence around the payload',
+          detail: `Codex will reject this apply_patch input: line ${input.split('\n').length - 1}: the last line must be '*** End Patch'; grammar repair (off) would fix it: appended the missing "*** End Patch" line`,
           raw: input,
         },
       ],
     });
   });
 
-  it('delivers the repaired input with a grammar_repaired warning showing before and after', () => {
+  it('rescues a JSON-wrapped patch whatever the repair setting, with a grammar_repaired warning showing before and after', () => {
     const input = JSON.stringify({ input: patch });
-    const result = check({ input, repair: true });
-    assert.equal(result.input, patch);
-    assert.equal(result.repaired, true);
-    assert.deepEqual(result.warnings, [
-      {
-        kind: 'grammar_repaired',
-        tool: 'apply_patch',
-        callId: 'call_1',
-        detail: `the apply_patch input did not match its grammar (line 1, column 1: expected "*** Begin Patch" (in begin_patch), found ${JSON.stringify(`${input.slice(0, 60)}…`)}); delivered it repaired: took the payload out of the JSON object it was wrapped in. Before: ${JSON.stringify(input)}. After: ${JSON.stringify(patch)}`,
-        raw: input,
-      },
-    ]);
+    for (const repair of [false, true]) {
+      const result = check({ input, repair });
+      assert.equal(result.input, patch);
+      assert.equal(result.repaired, true);
+      assert.deepEqual(result.warnings, [
+        {
+          kind: 'grammar_repaired',
+          tool: 'apply_patch',
+          callId: 'call_1',
+          detail: `Codex would reject this apply_patch input (line 1: the first line must be '*** Begin Patch'); delivered it repaired: took the patch out of the JSON object it was wrapped in. Before: ${JSON.stringify(input)}. After: ${JSON.stringify(patch)}`,
+          raw: input,
+        },
+      ]);
+    }
   });
 
   it('shortens long before/after excerpts to their ends', () => {

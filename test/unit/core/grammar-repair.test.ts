@@ -107,10 +107,16 @@ describe('findGrammarRepair: what stays unrepaired', () => {
     assert.equal(repairPatch('this is not a patch'), null);
     assert.equal(repairPatch('*** Begin Patch\n*** Modify File: a\n*** End Patch'), null);
     assert.equal(repairPatch(`\`\`\`diff\n--- a/x\n+++ b/x\n\`\`\``), null);
-    // An unterminated fence, a heredoc without its delimiter, a JSON object without a patch key.
-    assert.equal(repairPatch(`\`\`\`diff\n${patch}`), null);
-    assert.equal(repairPatch(`apply_patch <<'EOF'\n${patch}`), null);
+    // A JSON object without a patch key.
     assert.equal(repairPatch(JSON.stringify({ diff: patch })), null);
+    // Two envelopes have no single reading.
+    assert.equal(repairPatch(`Try this:\n${patch}or this:\n${patch}`), null);
+  });
+
+  it('drops the text around exactly one complete envelope (an unterminated fence, a heredoc without its delimiter, prose)', () => {
+    assert.deepEqual(repairPatch(`\`\`\`diff\n${patch}`), { input: patch, kinds: ['surrounding_prose'] });
+    assert.deepEqual(repairPatch(`apply_patch <<'EOF'\n${patch}`), { input: patch, kinds: ['surrounding_prose'] });
+    assert.deepEqual(repairPatch(`Here is the patch:\n\n${patch}\nDone.`), { input: patch, kinds: ['surrounding_prose'] });
   });
 
   it('does not append *** End Patch when the grammar is not a patch grammar', () => {

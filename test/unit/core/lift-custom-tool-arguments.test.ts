@@ -89,8 +89,14 @@ describe('liftCustomToolArguments: each malformed-arguments case', () => {
     {
       name: 'raw newline inside the JSON string (small models)',
       argumentsText: '{"input": "line1\nline2"}',
-      input: '{"input": "line1\nline2"}',
-      kinds: ['not_json'],
+      input: 'line1\nline2',
+      kinds: ['grammar_repaired'],
+    },
+    {
+      name: 'a backslash before a letter that is no JSON escape (a regular expression)',
+      argumentsText: '{"input": "+x = /\\d+/\\n"}',
+      input: '+x = /\\d+/\n',
+      kinds: ['grammar_repaired'],
     },
     { name: 'trailing garbage', argumentsText: '{"input": "X"}}', input: '{"input": "X"}}', kinds: ['not_json'] },
     { name: 'JSON string literal', argumentsText: '"*** Begin Patch\\n*** End Patch"', input: '*** Begin Patch\n*** End Patch', kinds: ['not_object'] },

@@ -332,9 +332,16 @@ describe('a JSON completion, lifted: grammar check', () => {
     }
   });
 
-  it('delivers a mismatching input unchanged with grammar_mismatch by default', () => {
+  it('rescues a fenced patch by default, with grammar_repaired keeping the original', () => {
     const result = lift({}, toolCall('c1', 'apply_patch', JSON.stringify({ input: fenced })));
-    assert.deepStrictEqual(inputs(result), [fenced]);
+    assert.deepStrictEqual(inputs(result), [tricky]);
+    assert.deepStrictEqual(result.warnings.map((warning) => [warning.kind, warning.callId, warning.raw]), [['grammar_repaired', 'c1', fenced]]);
+  });
+
+  it('delivers a patch with no safe rescue unchanged, with grammar_mismatch', () => {
+    const withoutEnd = tricky.replace('*** End Patch\n', '');
+    const result = lift({}, toolCall('c1', 'apply_patch', JSON.stringify({ input: withoutEnd })));
+    assert.deepStrictEqual(inputs(result), [withoutEnd]);
     assert.deepStrictEqual(result.warnings.map((warning) => [warning.kind, warning.callId]), [['grammar_mismatch', 'c1']]);
   });
 

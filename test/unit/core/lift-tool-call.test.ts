@@ -96,19 +96,27 @@ describe('liftToolCall: grammar-aware check', () => {
     assert.deepEqual(mismatch('*** Begin Patch\n*** Add File: b.txt\n+hi\n*** Update File: c\n*** Move to: d\n@@\n+x\n*** End of File\n*** Delete File: e\n*** End Patch'), []);
   });
 
-  it('still delivers the call unchanged but warns where the input stops matching', () => {
+  it('still delivers the call unchanged but warns with the line Codex will reject', () => {
+    // Decorated markers are a safe rescue, but an update with no hunk stays unappliable after it.
     assert.deepEqual(mismatch('*** Begin Patch ***\n*** Update File: a\n*** End Patch'), [
-      ['grammar_mismatch', 'input does not match the apply_patch grammar at line 1, column 16: expected LF (in begin_patch), found " ***"; grammar repair (off) would fix it: rewrote the decorated "*** Begin Patch" / "*** End Patch" lines'],
+      ['grammar_mismatch', "Codex will reject this apply_patch input: line 1: the first line must be '*** Begin Patch'"],
     ]);
-    // An XML parser cuts the value at an embedded </parameter>.
+    // An XML parser cuts the value at an embedded </parameter>: the missing end is not even offered as a fix.
     assert.deepEqual(mismatch('*** Begin Patch\n*** Update File: a.xml\n@@\n+<parameter=x>'), [
-      [
-        'grammar_mismatch',
-        'input does not match the apply_patch grammar at line 4, column 15: expected LF (in change_line), found the end of the input; the shortest valid ending adds "\\n*** End Patch"; grammar repair (off) would fix it: appended the missing "*** End Patch" line',
-      ],
+      ['grammar_mismatch', "Codex will reject this apply_patch input: line 4: the last line must be '*** End Patch'"],
     ]);
     assert.deepEqual(mismatch('*** Begin Patch\n*** Modify File: a\n*** End Patch'), [
-      ['grammar_mismatch', 'input does not match the apply_patch grammar at line 2, column 1: expected "*** Add File: ", "*** Delete File: " or "*** Update File: ", found "*** Modify File: a"'],
+      [
+        'grammar_mismatch',
+        "Codex will reject this apply_patch input: line 2: '*** Modify File: a' is not a file header ('*** Add File: ', '*** Delete File: ' or '*** Update File: ')",
+      ],
+    ]);
+    // Grammar-valid text Codex cannot apply.
+    assert.deepEqual(mismatch('*** Begin Patch\n*** Update File: a\n@@ -1,2 +1,2 @@\n-x\n+y\n*** End Patch\n'), [
+      [
+        'grammar_mismatch',
+        "Codex will reject this apply_patch input: line 3: '@@ -1,2 +1,2 @@' is a unified-diff range header; Codex reads it as a context line to find in the file and fails",
+      ],
     ]);
     const result = lift('oops');
     assert.equal(result.item?.type === 'custom_tool_call' && result.item.input, 'oops');
@@ -124,7 +132,23 @@ describe('liftToolCall: grammar-aware check', () => {
     assert.equal(result.item?.type === 'custom_tool_call' && result.item.input, validPatch);
     assert.equal(result.item !== null && result.grammarRepaired, true);
     assert.deepEqual(result.warnings.map((warning) => [warning.kind, warning.raw]), [['grammar_repaired', fenced]]);
-    assert.match(result.warnings[0]?.detail ?? '', /removed the Markdown code fence around the payload/);
+    assert.match(result.warnings[0]?.detail ?? '', /removed the Markdown code fence around the patch/);
+  });
+
+  it('appends a missing *** End Patch only with repair on, a clean finish and a finished last line', () => {
+    const withoutEnd = validPatch.replace('*** End Patch\n', '');
+    const delivered = (input: string, fields: Partial<LiftToolCallInput>) => {
+      const result = lift(input, { grammarRepair: true, ...fields });
+      return [result.item?.type === 'custom_tool_call' && result.item.input, result.warnings.map((warning) => warning.kind)];
+    };
+    assert.deepEqual(delivered(withoutEnd, {}), [`${withoutEnd}*** End Patch`, ['grammar_repaired']]);
+    assert.deepEqual(delivered(withoutEnd, { finishReason: 'stop' }), [`${withoutEnd}*** End Patch`, ['grammar_repaired']]);
+    // A length finish whose arguments still parse (an XML parser closes the JSON), a stream that ended
+    // without a finish reason, and a last line without its newline may all be cuts: never completed.
+    assert.deepEqual(delivered(withoutEnd, { finishReason: 'length' }), [withoutEnd, ['grammar_mismatch']]);
+    assert.deepEqual(delivered(withoutEnd, { finishReason: null }), [withoutEnd, ['grammar_mismatch']]);
+    assert.deepEqual(delivered(withoutEnd.trimEnd(), {}), [withoutEnd.trimEnd(), ['grammar_mismatch']]);
+    assert.deepEqual(delivered(withoutEnd, { grammarRepair: false }), [withoutEnd, ['grammar_mismatch']]);
   });
 
   it('reports an uncompilable grammar once per cache, and not at all without a grammar', () => {

@@ -8,12 +8,13 @@ import {
   normaliseReplayedArguments,
   serialiseCustomToolInput,
 } from '../../../src/core/lower/convert-input-items.ts';
+import { passthroughText } from '../../../src/core/outbound-encoding.ts';
 import { responsesInputItemSchema } from '../../../src/core/responses/responses-request.ts';
 import { createWarning } from '../../../src/core/warnings.ts';
 
 function convert(items: readonly unknown[], options: Partial<BridgeOptions> = {}, instructions: string | null = null) {
   const indexed = items.map((item, index) => ({ item: responsesInputItemSchema.parse(item), index }));
-  return convertInputItems(indexed, instructions, resolveBridgeOptions(options));
+  return convertInputItems(indexed, instructions === null ? null : passthroughText(instructions), resolveBridgeOptions(options));
 }
 
 const user = (text: string) => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] });

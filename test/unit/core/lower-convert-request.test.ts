@@ -52,7 +52,6 @@ describe('convertResponsesRequestToChatRequest: a whole request', () => {
         stream: true,
         stream_options: { include_usage: true },
       },
-      toolsJson: null,
       toolMap: new Map([['exec_command', { wireName: 'exec_command', name: 'exec_command', namespace: null, kind: 'function', grammar: null }]]),
       warnings: [],
       summary: {

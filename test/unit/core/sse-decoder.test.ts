@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { SseDecoder, isDoneSentinel, parseChatStreamEvent, type SseEvent } from '../../../src/core/sse/sse-decoder.ts';
+import { MAX_SSE_LINE_CHARS, SseDecoder, SseLimitError, isDoneSentinel, parseChatStreamEvent, type SseEvent } from '../../../src/core/sse/sse-decoder.ts';
 import { InputStringDecoder } from '../../../src/core/stream/input-string-decoder.ts';
 import { fixturePath } from '../../support/fixtures.ts';
 
@@ -257,5 +257,34 @@ describe('parseChatStreamEvent', () => {
     const onlyUnknown = parseOne('warning: slow\n\n');
     assert.equal(onlyUnknown.kind, 'ignored');
     assert.match(onlyUnknown.kind === 'ignored' ? onlyUnknown.message : '', /warning/);
+  });
+});
+
+describe('SseDecoder limits', () => {
+  it('a line split over thousands of chunks is read whole, with CRLF breaks inside chunks', () => {
+    const piece = 'a'.repeat(1000);
+    const chunks = ['data: ', ...Array.from({ length: 5000 }, () => piece), '\r', '\n\r\ndata: next\r\n\r\n'];
+    const events = decodeChunks(chunks);
+    assert.deepEqual(events.map((event) => event.data.length), [5_000_000, 4]);
+  });
+
+  it('a line longer than the cap, or an event whose data lines pass it, fails with an error naming the cap', () => {
+    const decoder = new SseDecoder();
+    decoder.push('data: ');
+    const piece = 'b'.repeat(1024 * 1024);
+    assert.throws(
+      () => {
+        for (let sent = 0; sent <= MAX_SSE_LINE_CHARS; sent += piece.length) decoder.push(piece);
+      },
+      (error: unknown) => SseLimitError.is(error) && /SSE line longer than 32 MB without a line break/.test(error.message),
+    );
+    const events = new SseDecoder();
+    const line = `data: ${'c'.repeat(1024 * 1024)}\n`;
+    assert.throws(
+      () => {
+        for (let sent = 0; sent <= MAX_SSE_LINE_CHARS; sent += line.length) events.push(line);
+      },
+      (error: unknown) => SseLimitError.is(error) && /SSE event larger than 32 MB/.test(error.message),
+    );
   });
 });

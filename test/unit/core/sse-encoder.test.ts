@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeResponsesEvent, encodeSseComment, encodeSseEvent } from '../../../src/core/sse/sse-encoder.ts';
+import { encodeSseComment, encodeSseEvent } from '../../../src/core/sse/sse-encoder.ts';
 import type { ResponsesStreamEvent } from '../../../src/core/responses/responses-output.ts';
 import { ChatStreamTranslator } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
 import { SseDecoder, type SseEvent } from '../../../src/core/sse/sse-decoder.ts';
@@ -56,7 +56,7 @@ describe('encodeSseEvent', () => {
   });
 });
 
-describe('encodeResponsesEvent', () => {
+describe('encodeSseEvent on the stream translator\'s events', () => {
   /** Text no template may mangle: quotes, backslashes, line breaks, separators, lone surrogates. */
   const TRICKY = ['plain', '"quoted" \\ back', 'line 1\nline 2\r\n\t', '\u2028\u2029 👋 é', '\ud800 lone \udfff', '</script>\u0000\u001f'];
 
@@ -85,14 +85,21 @@ describe('encodeResponsesEvent', () => {
     ];
   }
 
-  it('writes every event, deltas included, exactly as encodeSseEvent does', () => {
+  it('writes every event, deltas included, as one frame whose data is the event', () => {
     for (const text of TRICKY) {
       const events = translateDeltas(text);
       const types = new Set(events.map((event) => event.type));
       for (const type of ['response.reasoning_text.delta', 'response.output_text.delta', 'response.custom_tool_call_input.delta', 'response.function_call_arguments.delta']) {
         assert.ok(types.has(type as ResponsesStreamEvent['type']), `the translator made a ${type} for ${JSON.stringify(text)}`);
       }
-      for (const event of events) assert.equal(encodeResponsesEvent(event), encodeSseEvent(event), `${event.type} of ${JSON.stringify(text)}`);
+      for (const event of events) {
+        const frame = encodeSseEvent(event);
+        const head = `event: ${event.type}\ndata: `;
+        assert.ok(frame.startsWith(head) && frame.endsWith('\n\n'), `${event.type} of ${JSON.stringify(text)}`);
+        const data = frame.slice(head.length, -2);
+        assert.ok(!/[\r\n]/.test(data), 'the data is one line');
+        assert.deepEqual(JSON.parse(data), JSON.parse(JSON.stringify(event)), `${event.type} of ${JSON.stringify(text)}`);
+      }
     }
   });
 });

@@ -10,6 +10,7 @@ import { startTestBridge } from '../../support/bridge-harness.ts';
 import { bridgeWorkerScript, liveWorkerThreadIds, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
 import { createTestBridgeSettings, createTestWindow } from '../../support/window-controller.ts';
 import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { racePortSquatter } from '../../support/port-squatter.ts';
 
 // The controller has no `vscode` import, so its lifecycle rules run here in plain Node; the real
 // extension host tier (test/vscode) covers the wiring around it.
@@ -265,6 +266,29 @@ describe('several windows, one bridge', () => {
     assert.equal((await third.controller.stop(), statusOf(second.controller).kind), 'on', 'leaving a shared bridge does not stop it');
   });
 
+  it('a program that wins the port when the followed bridge goes away is never sent the token, and the window does not follow it', async () => {
+    const backend = await startBackend();
+    const memory = { port: undefined as number | undefined };
+    const first = createWindow(backend, memory);
+    const second = createWindow(backend, memory);
+    const started = await first.controller.start(first.settings);
+    assert.equal((await second.controller.start(second.settings)).attachedTo, process.pid);
+
+    // Waits on the port, retrying the bind every millisecond, as a hostile local program would.
+    const squatting = racePortSquatter(started.port, () => second.takeOvers.length === 0);
+    await first.controller.stop();
+    const squatter = await squatting;
+    if (squatter !== null) cleanups.push(() => squatter.close());
+    await waitFor('the second window to settle', () => second.takeOvers.length === 1);
+    const status = statusOf(second.controller);
+    assert.ok(status.kind === 'on' && status.sharedFrom === undefined, `never "on, shared" with the port's holder: ${JSON.stringify(status)}`);
+    if (squatter !== null) {
+      assert.equal(second.takeOvers[0]!.replacedRememberedPort, started.port, 'the unverified holder of the port is named as a port to leave');
+      assert.notEqual(second.takeOvers[0]!.port, started.port);
+      for (const seen of squatter.harvested()) assert.ok(!seen.includes(TOKEN), `the program on the port saw the token in ${seen}`);
+    }
+  });
+
   it('with three windows, one takes over and the other follows it: still one bridge on the same port', async () => {
     const backend = await startBackend();
     const memory = { port: undefined as number | undefined };
@@ -304,7 +328,7 @@ describe('several windows, one bridge', () => {
     await assert.rejects(explicit.controller.start({ ...explicit.settings, port: impostorPort }), (error: unknown) => {
       assert.ok(BridgeStartError.is(error));
       assert.equal(error.reason, 'port-in-use');
-      assert.match(error.message, /in use by another program \(it answers like a bridge but cannot prove it knows the token\)/);
+      assert.match(error.message, /in use by another program \(it could not prove it knows the bridge token .*the token was not sent to it\)/);
       return true;
     });
   });

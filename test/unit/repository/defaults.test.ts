@@ -6,8 +6,11 @@ import {
   DEFAULT_BACKEND_URL,
   DEFAULT_CODEX_PROFILE,
   DEFAULT_KEEPALIVE_SECONDS,
+  DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS,
   DEFAULT_TRAFFIC_BUFFER_SIZE,
   MAX_KEEPALIVE_SECONDS,
+  MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS,
+  MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS,
   MAX_TRAFFIC_BUFFER_SIZE,
   MIN_TRAFFIC_BUFFER_SIZE,
 } from '../../../src/core/defaults.ts';
@@ -36,6 +39,12 @@ describe("package.json's setting defaults equal src/core/defaults.ts", () => {
   it('backend URL and profile name', () => {
     assert.equal(settings['freeformBridge.backendUrl']?.default, DEFAULT_BACKEND_URL);
     assert.equal(settings['freeformBridge.codexProfile']?.default, DEFAULT_CODEX_PROFILE);
+  });
+
+  it('backend timeout seconds, with its bounds', () => {
+    assert.equal(settings['freeformBridge.backendTimeoutSeconds']?.default, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS);
+    assert.equal(settings['freeformBridge.backendTimeoutSeconds']?.minimum, MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS);
+    assert.equal(settings['freeformBridge.backendTimeoutSeconds']?.maximum, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS);
   });
 
   it('keepalive seconds, with its upper bound', () => {

@@ -84,6 +84,8 @@ describe('fetchBackendModels', () => {
     '/ollama/v1/models': { status: 200, body: JSON.stringify({ object: 'list', data: [{ id: 'qwen3:8b', object: 'model', created: 1, owned_by: 'library' }] }) },
     '/denied/v1/models': { status: 401, body: JSON.stringify({ error: { message: 'bad token' } }) },
     '/html/v1/models': { status: 200, body: '<html>hello</html>' },
+    // Past the cap on a model list: the check must not hold it whole.
+    '/huge/v1/models': { status: 200, body: `{"data":[{"id":"${'x'.repeat(9 * 1024 * 1024)}"}]}` },
   };
   before(async () => {
     server = createServer((request, response) => {
@@ -105,6 +107,10 @@ describe('fetchBackendModels', () => {
     assert.equal(seenAuthorization.at(-1), undefined);
     assert.deepEqual(await fetchBackendModels(`${baseUrl}/lmstudio/v1`), [{ id: 'qwen3', contextWindow: 8192, contextWindowSource: 'loaded_context_length' }]);
     assert.deepEqual(await fetchBackendModels(`${baseUrl}/ollama/v1`), [{ id: 'qwen3:8b', contextWindow: null, contextWindowSource: null }]);
+  });
+
+  it('refuses a model list past its cap, naming it, without reading the rest', async () => {
+    await assert.rejects(fetchBackendModels(`${baseUrl}/huge/v1`), (error: unknown) => UpstreamConnectionError.is(error) && /answer is larger than 8388608 bytes/.test(error.code));
   });
 
   it('throws typed errors for HTTP errors, non-lists and unreachable servers', async () => {

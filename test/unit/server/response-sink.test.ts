@@ -142,8 +142,7 @@ describe('response sinks', () => {
       sink.commit();
       sink.write(start);
       setImmediate(() => {
-        // The first output, then two more batches in one run (as the chunks of one socket read
-        // arrive): the first output leaves at once, the two batches after it in one write.
+        // Three batches in one run (as the chunks of one socket read arrive): one write.
         sink.write(rest.slice(0, 1));
         sink.write(rest.slice(1, 2));
         sink.write(rest.slice(2, 3));
@@ -157,45 +156,9 @@ describe('response sinks', () => {
     const answer = await fetchOnce();
     assert.ok(record);
     const { writes, writesBeforeEnd, endedWith } = record as ReturnType<typeof recordWrites>;
-    assert.deepEqual(writes, [start.map(encodeSseEvent).join(''), encodeSseEvent(rest[0] as ResponsesStreamEvent), rest.slice(1, 3).map(encodeSseEvent).join('')]);
-    assert.equal(writesBeforeEnd, 3);
+    assert.deepEqual(writes, [start.map(encodeSseEvent).join(''), rest.slice(0, 3).map(encodeSseEvent).join('')]);
+    assert.equal(writesBeforeEnd, 2);
     assert.equal(endedWith, rest.slice(3).map(encodeSseEvent).join(''));
-    assert.equal(answer.body, [...start, ...rest].map(encodeSseEvent).join(''));
-  });
-
-  it("hands the model's first output to the socket at once, before the rest of its run is translated", async () => {
-    const { start, rest, final } = createAnswer();
-    const seen: Array<{ batch: string; written: number; onSocket: boolean }> = [];
-    handler = (response) => {
-      const record = recordWrites(response);
-      const sink = createStreamSink(response, { keepaliveSeconds: 0, onKeepalive: () => {}, onClientGone: () => {}, onFull: () => {} });
-      // Node's response corks its socket on a write until the next tick: bytes still corked sit in
-      // the socket's buffer (writableLength), bytes handed on have left it.
-      const look = (batch: string): void => {
-        const socket = response.socket;
-        seen.push({ batch, written: record.writes.length, onSocket: socket !== null && socket.writableCorked === 0 && socket.writableLength === 0 });
-      };
-      sink.commit();
-      // The head, the start events and the first output in the same run, as a backend's headers and
-      // first chunks arriving in one read: all of it leaves with the first output.
-      sink.write(start);
-      look('start');
-      sink.write(rest.slice(0, 1));
-      look('first output');
-      sink.write(rest.slice(1, 2));
-      queueMicrotask(() => {
-        // The batch after it waited for the end of the run, and leaves at the socket's next tick.
-        look('next batch');
-        sink.write(rest.slice(2));
-        sink.end(final);
-      });
-    };
-    const answer = await fetchOnce();
-    assert.deepEqual(seen, [
-      { batch: 'start', written: 0, onSocket: true },
-      { batch: 'first output', written: 1, onSocket: true },
-      { batch: 'next batch', written: 2, onSocket: false },
-    ]);
     assert.equal(answer.body, [...start, ...rest].map(encodeSseEvent).join(''));
   });
 
@@ -221,7 +184,6 @@ describe('response sinks', () => {
         },
       });
       sink.commit();
-      // The model's first output leaves at once (the test above); the deltas after it are queued.
       sink.write(createAnswer().rest.slice(0, 1));
       const writeUntilFull = (): void => {
         if (fullCalls > 0) return;

@@ -2,9 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ShutdownNotice } from '../../../src/server/shutdown-notice.ts';
 import { UpstreamCall, type UpstreamCallOptions } from '../../../src/server/upstream-call.ts';
-import type { UpstreamAbortSignal, UpstreamClient, UpstreamResponse } from '../../../src/server/upstream-client.ts';
+import type { UpstreamClient, UpstreamResponse } from '../../../src/server/upstream-client.ts';
 
 /**
  * The backend call around the bytes: the commit grace window, the silence watchdog, the abort and the
@@ -14,26 +13,23 @@ import type { UpstreamAbortSignal, UpstreamClient, UpstreamResponse } from '../.
 interface ScriptedBackend {
   client: UpstreamClient;
   /** The signal of the last call. */
-  signal: () => UpstreamAbortSignal;
+  signal: () => AbortSignal;
   answer: (response: UpstreamResponse) => void;
   sentBodies: string[];
 }
 
 function createBackend(): ScriptedBackend {
   let resolveAnswer: (response: UpstreamResponse) => void = () => {};
-  let lastSignal: UpstreamAbortSignal | null = null;
+  let lastSignal: AbortSignal | null = null;
   const sentBodies: string[] = [];
   const client = {
     baseUrl: 'http://backend.test/v1',
-    postChatCompletions(body: string, signal: UpstreamAbortSignal) {
+    postChatCompletions(body: string, signal: AbortSignal) {
       sentBodies.push(body);
       lastSignal = signal;
       return new Promise<UpstreamResponse>((resolve, reject) => {
         resolveAnswer = resolve;
-        // Both forms undici listens to: an AbortSignal, or an EventEmitter with `aborted` and `reason`.
-        const onAbort = (): void => reject(signal.reason as Error);
-        if (signal instanceof AbortSignal) signal.addEventListener('abort', onAbort, { once: true });
-        else signal.once('abort', onAbort);
+        signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
       });
     },
     getModels: () => Promise.reject(new Error('not used')),
@@ -127,14 +123,14 @@ describe('UpstreamCall', () => {
     const waiting = call.response(call.send('{}'));
     await assert.rejects(waiting, /backend idle timeout/);
     assert.equal(backend.signal().aborted, true);
-    assert.deepEqual(call.events, ['silence: backend at http://backend.test/v1 sent nothing for 0.01 s; giving up']);
+    assert.deepEqual(call.events, ['silence: backend at http://backend.test/v1 sent nothing for 0.01 s; giving up (the backend timeout: --backend-timeout-seconds for serve, freeformBridge.backendTimeoutSeconds in VS Code)']);
     call.dispose();
   });
 
   it('answers a shutdown first and aborts the call right after; dispose() stops listening for it', async () => {
     const backend = createBackend();
     const shutdown = new AbortController();
-    const call = createCall(backend, { shutdown: new ShutdownNotice(shutdown.signal) });
+    const call = createCall(backend, { shutdown: shutdown.signal });
     const waiting = call.response(call.send('{}'));
     shutdown.abort();
     assert.equal(call.events.length, 1);
@@ -142,7 +138,7 @@ describe('UpstreamCall', () => {
     await assert.rejects(waiting, /bridge stopping/);
 
     const other = new AbortController();
-    const disposed = createCall(createBackend(), { shutdown: new ShutdownNotice(other.signal) });
+    const disposed = createCall(createBackend(), { shutdown: other.signal });
     disposed.dispose();
     other.abort();
     assert.deepEqual(disposed.events, []);

@@ -2,7 +2,6 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { CallAbortSignal } from '../../../src/server/upstream-call.ts';
 import { createUpstreamClient, type UpstreamClient, type UpstreamResponse } from '../../../src/server/upstream-client.ts';
 import { Agent } from 'undici';
 
@@ -94,8 +93,15 @@ describe('UpstreamResponse: consume, release, discard', () => {
     // Both pooled connections are idle now; whichever undici picks, the answer is whole.
     handler = answerInParts(['data: again\n\n']);
     const second = await post();
-    assert.equal(await second.text(), 'data: again\n\n');
+    assert.equal(await second.text(1024, 'body'), 'data: again\n\n');
     assert.equal(firstSocket.destroyed, false);
+  });
+
+  it('text() reads a body up to its cap, and past it cuts the socket and names the cap', async () => {
+    handler = answerInParts(['x'.repeat(600), 'y'.repeat(600)]);
+    const response = await post();
+    await assert.rejects(response.text(1000, 'error body'), /the backend's error body is larger than 1000 bytes \(the bridge's cap on an answer it holds whole\); the bridge cut the connection/);
+    await closed(connections.at(-1) as Socket);
   });
 
   it('discard() cuts a body that is still streaming, without an unhandled error', async () => {
@@ -106,16 +112,16 @@ describe('UpstreamResponse: consume, release, discard', () => {
     response.discard();
     await closed(socket);
     handler = answerInParts(['data: after\n\n']);
-    assert.equal(await (await post()).text(), 'data: after\n\n', 'the client keeps working on a new socket');
+    assert.equal(await (await post()).text(1024, 'body'), 'data: after\n\n', 'the client keeps working on a new socket');
   });
 
-  it('aborts a request in flight through the lean call signal, before and after the answer started', { timeout: 10_000 }, async () => {
+  it('aborts a request in flight through its signal, before and after the answer started', { timeout: 10_000 }, async () => {
     // The backend never answers: only the abort can end the first call.
     let arrived: () => void = () => {};
     const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
     handler = () => arrived();
-    const waiting = new CallAbortSignal();
-    const pending = client.postChatCompletions('{}', waiting);
+    const waiting = new AbortController();
+    const pending = client.postChatCompletions('{}', waiting.signal);
     await requestArrived;
     const socket = requestSockets[requestSockets.length - 1] as Socket;
     waiting.abort(new Error('client disconnected'));
@@ -124,8 +130,8 @@ describe('UpstreamResponse: consume, release, discard', () => {
 
     // Aborted while the body streams: the body fails with the same reason.
     handler = answerInParts(['data: 1\n\n', 'data: 2\n\n', 'data: [DONE]\n\n']);
-    const streaming = new CallAbortSignal();
-    const response = await client.postChatCompletions('{}', streaming);
+    const streaming = new AbortController();
+    const response = await client.postChatCompletions('{}', streaming.signal);
     await assert.rejects(
       response.consume(() => {
         streaming.abort(new Error('backend idle timeout'));
@@ -136,9 +142,9 @@ describe('UpstreamResponse: consume, release, discard', () => {
 
     // Aborted before it is sent: undici never sends it.
     const requestsSoFar = requestSockets.length;
-    const early = new CallAbortSignal();
+    const early = new AbortController();
     early.abort(new Error('bridge stopping'));
-    await assert.rejects(client.postChatCompletions('{}', early), /bridge stopping/);
+    await assert.rejects(client.postChatCompletions('{}', early.signal), /bridge stopping/);
     assert.equal(requestSockets.length, requestsSoFar);
   });
 
@@ -186,7 +192,7 @@ describe('UpstreamClient: the request body', () => {
     try {
       const text = '{"model":"m","messages":[{"role":"user","content":"naïve — ✓"}]}';
       const response = await client.postChatCompletions(text, new AbortController().signal);
-      await response.text();
+      await response.text(1024, 'body');
       assert.deepEqual(received, [text]);
       assert.equal(given.length, 1);
       assert.ok(Buffer.isBuffer(given[0]), 'the body went to undici as bytes');
@@ -196,6 +202,27 @@ describe('UpstreamClient: the request body', () => {
       await agent.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe('a base URL with a query string', () => {
+  it('keeps the query after the request path', async () => {
+    const paths: string[] = [];
+    const server = createServer((request, response) => {
+      paths.push(request.url ?? '');
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"data":[]}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = createUpstreamClient({ baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}/openai/v1?api-version=2024-10-01`, getApiKey: () => null });
+    try {
+      await (await client.getModels(new AbortController().signal)).text(1024, 'model list');
+      await (await client.requestServerRoot('GET', '/props', undefined, new AbortController().signal)).text(1024, 'props');
+      assert.deepEqual(paths, ['/openai/v1/models?api-version=2024-10-01', '/openai/props?api-version=2024-10-01']);
+    } finally {
+      await client.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

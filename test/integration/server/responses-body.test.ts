@@ -1,28 +1,27 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { IncomingMessage } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { isPlainJsonResponsesPost } from '../../../src/server/responses-fast-path.ts';
 import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { sendRawHttpRequest, type RawHttpResponse } from '../../support/raw-http.ts';
 import { answerWithText, startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.ts';
 
 /**
- * A plain-JSON `POST /v1/responses` skips Express (responses-fast-path.ts). Both paths must
- * answer every request the same way, so each case is sent twice: as Codex sends it (fast path) and
- * with a query string, which only the Express app serves.
+ * `POST /v1/responses` has one path: its route (responses-route.ts) reads the body as bytes and parses
+ * it (request-body-checks.ts). Each case is sent twice, as Codex sends it and with a query string,
+ * which must change nothing.
  */
 
-const TOKEN = 'fast-path-token';
+const TOKEN = 'request-body-token';
 const FAST = '/v1/responses';
-const EXPRESS = '/v1/responses?served-by=express';
+const EXPRESS = '/v1/responses?client=other';
 
-describe('POST /v1/responses: fast path and Express answer alike', () => {
+describe('POST /v1/responses: reading the body', () => {
   let backend: ScriptedBackend;
   let bridge: StartedBridge;
   before(async () => {
     backend = await startScriptedBackend({});
-    bridge = await startTestBridge({ backendUrl: backend.url, keepaliveSeconds: 0, getToken: () => TOKEN });
+    // Refusals not coalesced: each of these tests checks that both paths report their own refusal.
+    bridge = await startTestBridge({ backendUrl: backend.url, keepaliveSeconds: 0, getToken: () => TOKEN, refusalReportIntervalMs: 0 });
   });
   after(async () => {
     await bridge.close();
@@ -38,7 +37,7 @@ describe('POST /v1/responses: fast path and Express answer alike', () => {
     return { fast: await send(FAST), express: await send(EXPRESS) };
   }
 
-  /** The error envelope without what legitimately differs (body-parser words JSON syntax errors its own way). */
+  /** The error envelope. */
   function comparable(response: RawHttpResponse): { status: number; contentType: string; code: unknown; type: unknown } {
     const parsed = JSON.parse(response.text) as { error?: { code?: unknown; type?: unknown } };
     return { status: response.status, contentType: String(response.headers['content-type']), code: parsed.error?.code, type: parsed.error?.type };
@@ -118,8 +117,8 @@ describe('POST /v1/responses: fast path and Express answer alike', () => {
     assert.equal(JSON.parse(refused.text).error.code, 'invalid_utf8');
   });
 
-  it('reads a large body that says its size into one buffer as it arrives, and one sent chunked alike', async () => {
-    // 700 kB: above the size from which the fast path copies a body in place (and carries its long strings).
+  it('reads a large body that says its size, and one sent chunked alike', async () => {
+    // 700 kB: above the size from which a body's long strings are carried as bytes.
     const text = `${'naïve 👋 — 日本 '.repeat(30_000)}end`;
     const bytes = Buffer.from(JSON.stringify({ model: 'qwen3-coder', input: text, stream: false }));
     const emoji = bytes.indexOf(Buffer.from('👋'), 400_000);
@@ -208,18 +207,4 @@ describe('POST /v1/responses: fast path and Express answer alike', () => {
     assert.equal(unauthorised.status, 401, 'the token check comes first');
   });
 
-  it('takes only plain JSON posts to /v1/responses; everything else is left to Express', () => {
-    const request = (method: string, url: string, headers: Record<string, string>): IncomingMessage => ({ method, url, headers }) as unknown as IncomingMessage;
-    const json = { 'content-type': 'application/json' };
-    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', json)), true);
-    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', { 'content-type': 'Application/JSON; Charset="UTF-8"' })), true);
-    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', { ...json, 'content-encoding': 'identity' })), true);
-    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', { ...json, 'content-encoding': 'gzip' })), false);
-    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', { 'content-type': 'application/json; charset=latin1' })), false);
-    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', { 'content-type': 'text/plain' })), false);
-    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses', {})), false);
-    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/responses?x=1', json)), false);
-    assert.equal(isPlainJsonResponsesPost(request('GET', '/v1/responses', json)), false);
-    assert.equal(isPlainJsonResponsesPost(request('POST', '/v1/models', json)), false);
-  });
 });

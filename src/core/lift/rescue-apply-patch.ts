@@ -1,0 +1,88 @@
+import { normalisePatchMarkers, removeCodeFence, removeJsonWrapper, splitFirstLine } from '../grammar/repair-grammar-input.ts';
+import { judgeAsCodex } from './apply-patch-verdict.ts';
+
+/*
+ * Safe rescues for an `apply_patch` input Codex would refuse, applied by default. A rescue is safe when
+ * the malformed text has exactly one reading: a wrapper the model put around a complete patch (JSON
+ * object, one Markdown fence, a heredoc with no other command), decorated marker lines, or a missing
+ * first marker when the text is otherwise a whole patch. Nothing here adds a line that could have been
+ * lost to truncation, changes a hunk line, or decides which file is edited; those repairs stay behind
+ * the opt-in grammar repair. Input Codex already accepts is never touched.
+ */
+
+export type PatchRescueKind = 'json_wrapper' | 'code_fence' | 'shell_heredoc' | 'patch_markers' | 'begin_patch';
+
+export interface PatchRescue {
+  input: string;
+  /** In the order they were applied. */
+  kinds: PatchRescueKind[];
+}
+
+const RESCUE_DESCRIPTIONS: Readonly<Record<PatchRescueKind, string>> = {
+  json_wrapper: 'took the patch out of the JSON object it was wrapped in',
+  code_fence: 'removed the Markdown code fence around the patch',
+  shell_heredoc: 'took the patch out of its `apply_patch <<EOF` heredoc',
+  patch_markers: 'rewrote the decorated "*** Begin Patch" / "*** End Patch" line',
+  begin_patch: 'added the missing "*** Begin Patch" first line',
+};
+
+/** Wrappers nest (a fence around a JSON object): a few levels are plenty and bound the work. */
+const MAX_RESCUE_DEPTH = 4;
+const BEGIN = '*** Begin Patch';
+const END = '*** End Patch';
+const FILE_HEADER = /^\*\*\* (?:Add|Update|Delete) File: \S/;
+/** `apply_patch <<'EOF'` alone: no `cd`, no pipe, no other command, any delimiter word. */
+const HEREDOC_OPENER = /^(?:apply_patch|applypatch)[ \t]*<<[ \t]*(['"]?)([A-Za-z_][\w-]*)\1[ \t]*$/;
+
+type Rescuer = { kind: PatchRescueKind; apply: (text: string) => string | null };
+
+const RESCUERS: readonly Rescuer[] = [
+  { kind: 'json_wrapper', apply: removeJsonWrapper },
+  { kind: 'code_fence', apply: removeCodeFence },
+  { kind: 'shell_heredoc', apply: removeApplyPatchHeredoc },
+  { kind: 'patch_markers', apply: normalisePatchMarkers },
+  { kind: 'begin_patch', apply: addMissingBegin },
+];
+
+export function describePatchRescueKind(kind: PatchRescueKind): string {
+  return RESCUE_DESCRIPTIONS[kind];
+}
+
+/** The rescued patch, or null when Codex accepts the input as it is or no safe rescue makes it acceptable. */
+export function findSafePatchRescue(input: string): PatchRescue | null {
+  if (input.trim() === '' || judgeAsCodex(input).accepted) return null;
+  let stage: PatchRescue = { input, kinds: [] };
+  for (let depth = 0; depth < MAX_RESCUE_DEPTH; depth += 1) {
+    let next: PatchRescue | null = null;
+    for (const rescuer of RESCUERS) {
+      const result = rescuer.apply(stage.input);
+      if (result !== null && result !== stage.input) {
+        next = { input: result, kinds: [...stage.kinds, rescuer.kind] };
+        break;
+      }
+    }
+    if (next === null) return null;
+    if (judgeAsCodex(next.input).accepted) return next;
+    stage = next;
+  }
+  return null;
+}
+
+/** The heredoc body when the whole text is `apply_patch <<WORD`, the body and the `WORD` line. */
+export function removeApplyPatchHeredoc(text: string): string | null {
+  const split = splitFirstLine(text.trim());
+  if (split === null) return null;
+  const opener = HEREDOC_OPENER.exec(split.first.trim());
+  if (opener === null) return null;
+  const delimiter = opener[2] as string;
+  const lastBreak = split.rest.lastIndexOf('\n');
+  if (lastBreak < 0 || split.rest.slice(lastBreak + 1).trim() !== delimiter) return null;
+  return split.rest.slice(0, lastBreak + 1);
+}
+
+/** `*** Update File: …` … `*** End Patch` with only the first marker missing. */
+function addMissingBegin(text: string): string | null {
+  const trimmed = text.trim();
+  if (!FILE_HEADER.test(trimmed) || !trimmed.endsWith(`\n${END}`)) return null;
+  return `${BEGIN}\n${trimmed}\n`;
+}

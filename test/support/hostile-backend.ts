@@ -1,0 +1,114 @@
+import type { ServerResponse } from 'node:http';
+import { renderChunkFrame, startSseResponse, type ScriptedHandler } from './scripted-backend.ts';
+
+/**
+ * Answers a backend that means harm (or is badly broken) may give: bodies and streams that go on far
+ * past anything real, and pages that are not an API at all. Each handler writes only as fast as the
+ * bridge reads (it waits for 'drain'), stops at once when the bridge cuts the socket, and ends by
+ * itself after `totalBytes`, so a test against a bridge without the limit it checks fails on its
+ * assertion instead of hanging.
+ */
+
+/** Writes `piece()` until `totalBytes` went out or the bridge closed the socket; true when it went out in full. */
+export async function writeUntil(response: ServerResponse, totalBytes: number, piece: () => string | Buffer): Promise<boolean> {
+  let written = 0;
+  while (written < totalBytes) {
+    if (response.destroyed || response.writableEnded) return false;
+    const next = piece();
+    written += Buffer.byteLength(next);
+    if (!response.write(next)) {
+      const drained = await new Promise<boolean>((resolve) => {
+        const onDrain = (): void => {
+          response.off('close', onClose);
+          resolve(true);
+        };
+        const onClose = (): void => {
+          response.off('drain', onDrain);
+          resolve(false);
+        };
+        response.once('drain', onDrain);
+        response.once('close', onClose);
+      });
+      if (!drained) return false;
+    }
+  }
+  return true;
+}
+
+function endIfOpen(response: ServerResponse, completed: boolean): void {
+  if (completed && !response.destroyed) response.end();
+}
+
+const KIB = 1024;
+
+/** A stream of text deltas that never reaches a finish reason: `totalBytes` of frames, then the body ends. */
+export const streamEndlessText =
+  (totalBytes: number, field: 'content' | 'reasoning_content' = 'content'): ScriptedHandler =>
+  async (response) => {
+    startSseResponse(response);
+    const frame = renderChunkFrame({ [field]: 'x'.repeat(8 * KIB) });
+    endIfOpen(response, await writeUntil(response, totalBytes, () => frame));
+  };
+
+/** One tool call whose arguments never end. */
+export const streamEndlessToolArguments =
+  (totalBytes: number): ScriptedHandler =>
+  async (response) => {
+    startSseResponse(response);
+    response.write(renderChunkFrame({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'shell', arguments: '{"command":["' } }] }));
+    const frame = renderChunkFrame({ tool_calls: [{ index: 0, function: { arguments: 'y'.repeat(8 * KIB) } }] });
+    endIfOpen(response, await writeUntil(response, totalBytes, () => frame));
+  };
+
+/** Bytes that never contain a line break: one SSE line without end. */
+export const streamEndlessLine =
+  (totalBytes: number): ScriptedHandler =>
+  async (response) => {
+    startSseResponse(response);
+    response.write('data: ');
+    const piece = 'z'.repeat(64 * KIB);
+    endIfOpen(response, await writeUntil(response, totalBytes, () => piece));
+  };
+
+/** An error status whose body goes on and on. */
+export const answerEndlessErrorBody =
+  (totalBytes: number, status = 500): ScriptedHandler =>
+  async (response) => {
+    response.writeHead(status, { 'content-type': 'text/plain' });
+    const piece = 'e'.repeat(64 * KIB);
+    endIfOpen(response, await writeUntil(response, totalBytes, () => piece));
+  };
+
+/** A JSON answer to a stream request that goes on and on (one huge string in a completion). */
+export const answerEndlessJson =
+  (totalBytes: number): ScriptedHandler =>
+  async (response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.write('{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"');
+    const piece = 'j'.repeat(64 * KIB);
+    const completed = await writeUntil(response, totalBytes, () => piece);
+    if (completed && !response.destroyed) response.end('"},"finish_reason":"stop"}]}');
+  };
+
+/** Headers, then nothing at all until the bridge gives up (a hung engine). */
+export const answerNothing: ScriptedHandler = (response) => {
+  startSseResponse(response);
+};
+
+/** Never even sends the headers (an engine stuck before its first byte). */
+export const sendNoHeaders: ScriptedHandler = () => undefined;
+
+/** A web page where the API should be (a proxy's login page, a web UI at the base URL). */
+export const answerHtmlPage: ScriptedHandler = (response) => {
+  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+  response.end('<!doctype html><html><head><title>Sign in</title></head><body><form>login</form></body></html>');
+};
+
+/** A well-formed stream whose text carries bytes that are not UTF-8. */
+export const streamInvalidUtf8: ScriptedHandler = (response) => {
+  startSseResponse(response);
+  const [before, after] = renderChunkFrame({ content: 'caf@' }).split('@') as [string, string];
+  response.write(Buffer.concat([Buffer.from(before), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(after)]));
+  response.write(renderChunkFrame({}, 'stop'));
+  response.end('data: [DONE]\n\n');
+};
