@@ -166,10 +166,19 @@ if (lookup.kit === null) {
 
   describe('grammar enforcement on llama-server (qwen3coder: XML arguments)', { timeout: 300_000 }, () => {
     let logged: LoggedBridge;
+    let forced: LoggedBridge;
     before(async () => {
       const server = await start('qwen3coder');
       logged = await startLoggedBridge(server, 'auto');
-      running.push(logged.bridge);
+      forced = await startLoggedBridge(server, 'escaped');
+      running.push(logged.bridge, forced.bridge);
+    });
+
+    it('a pattern forced on an engine that ignores it: the call that misses the grammar gets its own warning', async () => {
+      const observed = await exchange(forced.bridge, { ...withoutAddFile(FIRST_REQUEST), stream: false });
+      assert.equal(deliveredCalls(observed)[0]?.input, PATCH);
+      assert.equal(typeof sentApplyPatch(forced.bridge, observed).parameters.properties.input.pattern, 'string');
+      assert.ok(warningKinds(forced.bridge).includes('grammar_pattern_violated'), warningKinds(forced.bridge).join(', '));
     });
 
     it('the self-test finds the pattern not enforced, and no pattern is sent', async () => {

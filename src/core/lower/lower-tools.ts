@@ -340,6 +340,7 @@ function lowerCustomCandidate(
             kind: 'custom',
             grammar: bridged.grammar,
             ...(declaresApplyPatchHelper(member) ? { execAppliesPatches: true } : {}),
+            ...(bridged.enforced ? { enforcedPattern: true as const } : {}),
           },
         },
         warnings: [...nameWarnings, ...bridged.warnings],

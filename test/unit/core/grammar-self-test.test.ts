@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildGrammarSelfTestRequest, decideGrammarEnforcement, judgeGrammarSelfTest, SELF_TEST_PATCH } from '../../../src/core/doctor/grammar-self-test.ts';
 import { findPatternViolation } from '../../../src/core/grammar/check-grammar-input.ts';
-import { createWarning } from '../../../src/core/warnings.ts';
+import { createGrammarCache } from '../../../src/core/grammar/grammar-cache.ts';
 
 const answered = (argumentsText: string) => ({ outcome: 'answered' as const, toolCalls: [{ name: 'apply_patch', arguments: argumentsText }], text: '', finishReason: 'tool_calls' });
 
@@ -61,12 +61,11 @@ describe('grammar self-test', () => {
   });
 
   it('a lifted call that misses an enforced grammar gets a warning of its own', () => {
-    const mismatch = [createWarning('grammar_mismatch', 'x', { tool: 'apply_patch', callId: 'c1' })];
-    assert.deepEqual(
-      findPatternViolation(true, 'apply_patch', 'c1', mismatch).map((warning) => [warning.kind, warning.tool, warning.callId]),
-      [['grammar_pattern_violated', 'apply_patch', 'c1']],
-    );
-    assert.deepEqual(findPatternViolation(false, 'apply_patch', 'c1', mismatch), []);
-    assert.deepEqual(findPatternViolation(true, 'apply_patch', 'c1', []), []);
+    const grammar = { syntax: 'lark', definition: 'start: "*** Begin Patch" LF "*** End Patch"\n%import common.LF\n' };
+    const check = (enforcedPattern: boolean, input: string) =>
+      findPatternViolation({ enforcedPattern, tool: 'apply_patch', callId: 'c1', input, grammar, cache: createGrammarCache() }).map((warning) => [warning.kind, warning.tool, warning.callId]);
+    assert.deepEqual(check(true, '*** Begin Patch\n*** Add File: a\n+x\n*** End Patch'), [['grammar_pattern_violated', 'apply_patch', 'c1']]);
+    assert.deepEqual(check(false, '*** Begin Patch\n*** Add File: a\n+x\n*** End Patch'), []);
+    assert.deepEqual(check(true, '*** Begin Patch\n*** End Patch'), []);
   });
 });

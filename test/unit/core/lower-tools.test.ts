@@ -245,6 +245,7 @@ describe('lowerTools: grammar enforcement by the engine', () => {
     });
     assert.equal(chatTool.function.strict, undefined);
     assert.match(chatTool.function.description ?? '', /\(the server enforces it\)/);
+    assert.equal(result.value[0]?.mapEntry?.enforcedPattern, true);
     assert.deepStrictEqual(
       result.warnings.map((pending) => [pending.warning.kind, pending.warning.detail]),
       [['grammar_enforced', "custom tool 'apply_patch': grammar enforced by the engine (the engine self-test passed)"]],
