@@ -12,6 +12,7 @@ import { formatClockTime } from '../core/round-trip-line.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 import { DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_KEEPALIVE_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS, MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';
 import { BRIDGE_VERSION, startBridgeServer } from '../server/start-server.ts';
+import { GRAMMAR_ENFORCEMENT_SETTINGS, type GrammarEnforcementSetting } from '../server/grammar-enforcement.ts';
 
 const USAGE = `freeform-bridge ${BRIDGE_VERSION} — lets Codex's free-form tools work with function-only Chat Completions backends
 
@@ -37,6 +38,8 @@ Options for serve:
   -q, --quiet                   no line per round trip: the same as --log-level warn
   --grammar-repair              also apply the risky patch repairs (a missing *** End Patch, prose around it); safe ones are always on (warned)
   --grammar-examples            add a compact valid example payload to each bridged tool's description
+  --grammar-enforcement MODE    off (default), auto (a self-test on the engine decides per model), escaped
+                                or value (send the grammar as a pattern in that form without testing)
   -h, --help                    show this help
   -V, --version                 print the version
 `;
@@ -88,6 +91,7 @@ async function serve(argv: string[]): Promise<void> {
       quiet: { type: 'boolean', short: 'q' },
       'grammar-repair': { type: 'boolean' },
       'grammar-examples': { type: 'boolean' },
+      'grammar-enforcement': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'V' },
     },
@@ -109,6 +113,10 @@ async function serve(argv: string[]): Promise<void> {
   }
   const level = (values['log-level'] ?? (values.quiet ? 'warn' : 'info')) as Level;
   if (!LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${values['log-level']}'`);
+  const grammarEnforcement = (values['grammar-enforcement'] ?? 'off') as GrammarEnforcementSetting;
+  if (!GRAMMAR_ENFORCEMENT_SETTINGS.includes(grammarEnforcement)) {
+    throw new UsageError(`--grammar-enforcement must be one of ${GRAMMAR_ENFORCEMENT_SETTINGS.join(', ')}, got '${values['grammar-enforcement']}'`);
+  }
   const port = parseNonNegativeInteger('--port', values.port, 0, 65535);
   const keepaliveSeconds = parseNonNegativeInteger('--keepalive-seconds', values['keepalive-seconds'], DEFAULT_KEEPALIVE_SECONDS, MAX_KEEPALIVE_SECONDS);
   const backendTimeoutSeconds = parseNonNegativeInteger('--backend-timeout-seconds', values['backend-timeout-seconds'], DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS);
@@ -152,6 +160,7 @@ async function serve(argv: string[]): Promise<void> {
         grammarRepair: values['grammar-repair'] ?? false,
         grammarExamples: values['grammar-examples'] ?? false,
       },
+      grammarEnforcement,
       keepaliveSeconds,
       upstreamIdleTimeoutSeconds: backendTimeoutSeconds,
       logger,

@@ -1,3 +1,5 @@
+import type { PatternForm } from './grammar/grammar-to-pattern.ts';
+
 /**
  * Options that change how a request is lowered and an answer lifted. One value per server
  * (CLI flags / extension settings); core receives it as an argument and keeps no state.
@@ -5,6 +7,17 @@
 export type CustomToolStrategy = 'function_bridge' | 'passthrough';
 
 export const CUSTOM_TOOL_STRATEGIES: readonly CustomToolStrategy[] = ['function_bridge', 'passthrough'];
+
+/**
+ * Whether the engine is asked to keep a free-form tool's input inside its grammar (a JSON-Schema
+ * `pattern` on the lowered `input`), decided by the server per backend and model from the setting,
+ * the engine self-test and any refusal; `reason` is what the panel and the terminal show.
+ */
+export type GrammarEnforcement =
+  | { enforced: true; form: PatternForm; strict: boolean; reason: string }
+  | { enforced: false; reason: string };
+
+export const GRAMMAR_ENFORCEMENT_OFF: Readonly<GrammarEnforcement> = Object.freeze({ enforced: false, reason: 'grammar enforcement is off' });
 
 export interface BridgeOptions {
   /** `function_bridge` lowers custom tools to functions; `passthrough` forwards the Chat-native custom form. */
@@ -37,6 +50,7 @@ export interface BridgeOptions {
   grammarRepair: boolean;
   /** Append a short valid example payload to the descriptions of `apply_patch` and `exec`, for small models. */
   grammarExamples: boolean;
+  grammarEnforcement: GrammarEnforcement;
 }
 
 export const DEFAULT_BRIDGE_OPTIONS: Readonly<BridgeOptions> = Object.freeze({
@@ -51,6 +65,7 @@ export const DEFAULT_BRIDGE_OPTIONS: Readonly<BridgeOptions> = Object.freeze({
   toolOutputImages: 'inline_user_message',
   grammarRepair: false,
   grammarExamples: false,
+  grammarEnforcement: GRAMMAR_ENFORCEMENT_OFF,
 });
 
 export function resolveBridgeOptions(partial: Partial<BridgeOptions> = {}): BridgeOptions {

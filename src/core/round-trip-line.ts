@@ -82,5 +82,7 @@ export function formatRoundTripLine(start: RoundTripStart | null, end: ExchangeE
 /** One warning on a line of its own, naming the tool and the call it concerns. */
 export function formatWarningLine(warning: BridgeWarning, options: Pick<RoundTripLineOptions, 'time' | 'colour'>): string {
   const subject = [warning.tool ?? '(no tool)', warning.callId ?? '(no call)'].join(' ');
-  return `${paint(options.time, 'dim', options.colour)}    ${paint(`warning ${warning.kind}`, 'yellow', options.colour)}  ${subject}: ${warning.detail}`;
+  // Good news travels on the same channel (one line per tool, once), but is not called a warning.
+  const label = warning.kind === 'grammar_enforced' ? paint(`note ${warning.kind}`, 'green', options.colour) : paint(`warning ${warning.kind}`, 'yellow', options.colour);
+  return `${paint(options.time, 'dim', options.colour)}    ${label}  ${subject}: ${warning.detail}`;
 }

@@ -18,6 +18,8 @@ export interface ToolMapEntry {
   grammar: { syntax: string; definition: string } | null;
   /** Code mode's `exec` declares `tools.apply_patch(input)` among its nested tools. */
   execAppliesPatches?: boolean;
+  /** Set when the grammar went to the engine as a pattern to enforce: a mismatch then means the engine did not. */
+  enforcedPattern?: true;
 }
 
 export type ToolMap = ReadonlyMap<string, ToolMapEntry>;

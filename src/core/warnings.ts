@@ -4,6 +4,8 @@
  */
 export type WarningKind =
   | 'grammar_not_enforced'
+  | 'grammar_enforced'
+  | 'grammar_pattern_violated'
   | 'custom_description_missing'
   | 'unknown_format_type'
   | 'hosted_tool_dropped'

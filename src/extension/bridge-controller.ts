@@ -320,6 +320,7 @@ export class BridgeController {
       // Read per request, so the bridge never runs open: /v1 always needs the per-install token.
       getToken: getBridgeToken,
       options: { strategy: settings.strategy, modelOverride: settings.model },
+      grammarEnforcement: settings.grammarEnforcement,
       keepaliveSeconds: settings.keepaliveSeconds,
       upstreamIdleTimeoutSeconds: settings.backendTimeoutSeconds,
       logger,

@@ -9,6 +9,7 @@ import {
   MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS,
   MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS,
 } from '../core/defaults.ts';
+import { GRAMMAR_ENFORCEMENT_SETTINGS, type GrammarEnforcementSetting } from '../server/grammar-enforcement.ts';
 import { USER_ONLY_SETTING_KEYS, type UserOnlySettingKey } from './user-only-settings.ts';
 
 export const SETTINGS_SECTION = 'freeformBridge';
@@ -21,6 +22,8 @@ export interface BridgeSettings {
   /** Model name sent upstream instead of Codex's; null = forward Codex's. */
   model: string | null;
   strategy: CustomToolStrategy;
+  /** Grammar patterns for the engine (off, auto = its self-test decides, or a forced form). */
+  grammarEnforcement: GrammarEnforcementSetting;
   keepaliveSeconds: number;
   /** How long a silent backend is waited for before the turn fails. */
   backendTimeoutSeconds: number;
@@ -31,7 +34,7 @@ export interface BridgeSettings {
 }
 
 /** Settings the running server was started with; a change to any of them needs a restart. */
-export const SERVER_SETTING_KEYS = ['backendUrl', 'port', 'model', 'strategy', 'keepaliveSeconds', 'backendTimeoutSeconds'] as const;
+export const SERVER_SETTING_KEYS = ['backendUrl', 'port', 'model', 'strategy', 'grammarEnforcement', 'keepaliveSeconds', 'backendTimeoutSeconds'] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 
 function clampInteger(value: unknown, fallback: number, minimum: number, maximum: number): number {
@@ -54,12 +57,14 @@ export function readBridgeSettings(): BridgeSettings {
   const configuration = vscode.workspace.getConfiguration(SETTINGS_SECTION);
   const user = (key: UserOnlySettingKey): unknown => readUserValue(configuration, key);
   const strategy = user('strategy');
+  const grammarEnforcement = user('grammarEnforcement');
   const profile = trimmedOrNull(user('codexProfile'));
   return {
     backendUrl: trimmedOrNull(user('backendUrl')) ?? DEFAULT_BACKEND_URL,
     port: clampInteger(user('port'), 0, 0, 65535),
     model: trimmedOrNull(user('model')),
     strategy: CUSTOM_TOOL_STRATEGIES.find((known) => known === strategy) ?? 'function_bridge',
+    grammarEnforcement: GRAMMAR_ENFORCEMENT_SETTINGS.find((known) => known === grammarEnforcement) ?? 'off',
     keepaliveSeconds: clampInteger(configuration.get('keepaliveSeconds'), DEFAULT_KEEPALIVE_SECONDS, 0, MAX_KEEPALIVE_SECONDS),
     backendTimeoutSeconds: clampInteger(configuration.get('backendTimeoutSeconds'), DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS),
     autoStart: user('autoStart') === true,

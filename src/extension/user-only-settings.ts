@@ -5,7 +5,7 @@
  * them from the user and default values alone, so even a workspace value VS Code did keep is ignored.
  * No vscode import: the package.json check runs in plain Node.
  */
-export const USER_ONLY_SETTING_KEYS = ['backendUrl', 'port', 'autoStart', 'codexHome', 'codexProfile', 'model', 'strategy'] as const;
+export const USER_ONLY_SETTING_KEYS = ['backendUrl', 'port', 'autoStart', 'codexHome', 'codexProfile', 'model', 'strategy', 'grammarEnforcement'] as const;
 export type UserOnlySettingKey = (typeof USER_ONLY_SETTING_KEYS)[number];
 
 export function isUserOnlySetting(key: string): key is UserOnlySettingKey {

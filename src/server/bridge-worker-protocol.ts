@@ -1,4 +1,5 @@
 import type { BridgeOptions } from '../core/bridge-options.ts';
+import type { GrammarEnforcementSetting } from './grammar-enforcement.ts';
 import type { EncodedExchangeStartEvent, TrafficEvent } from '../core/traffic-event.ts';
 
 /*
@@ -23,6 +24,7 @@ export interface BridgeWorkerSettings {
   host?: string;
   port?: number;
   options?: Partial<BridgeOptions>;
+  grammarEnforcement?: GrammarEnforcementSetting;
   keepaliveSeconds?: number;
   commitGraceMs?: number;
   upstreamIdleTimeoutSeconds?: number;

@@ -5,6 +5,9 @@ import { ENGINE_DEFAULT_PORTS, findEngineOwner, identifyEngine, type EngineAnswe
 import { parseModelListText } from '../core/doctor/model-list.ts';
 import { buildProbeRequests } from '../core/doctor/probe-requests.ts';
 import { readChatProbeAnswer, type ChatProbeResult } from '../core/doctor/read-probe-answer.ts';
+import { buildGrammarSelfTestRequest, decideGrammarEnforcement, judgeGrammarSelfTest, SELF_TEST_FORMS, type GrammarSelfTestVerdict } from '../core/doctor/grammar-self-test.ts';
+import type { GrammarEnforcement } from '../core/bridge-options.ts';
+import type { PatternForm } from '../core/grammar/grammar-to-pattern.ts';
 import { createUpstreamClient, MAX_SERVER_INFO_BYTES, type UpstreamClient } from './upstream-client.ts';
 
 /**
@@ -99,13 +102,28 @@ async function sendProbe(upstream: UpstreamClient, body: Record<string, unknown>
 /** The generation probes, all at once: the engines serve them in parallel slots, and each is a few tokens. */
 export async function probeEngine(upstream: UpstreamClient, model: string, signal: AbortSignal): Promise<DoctorProbes> {
   const requests = buildProbeRequests(model);
-  const [toolCall, toolCallStream, reasoningEffort, image] = await Promise.all([
+  const [toolCall, toolCallStream, reasoningEffort, image, grammar] = await Promise.all([
     sendProbe(upstream, requests.toolCall, signal),
     sendProbe(upstream, requests.toolCallStream, signal),
     sendProbe(upstream, requests.reasoningEffort, signal),
     sendProbe(upstream, requests.image, signal),
+    testGrammarEnforcement(upstream, model, signal),
   ]);
-  return { model, toolCall, toolCallStream, reasoningEffort, image };
+  return { model, toolCall, toolCallStream, reasoningEffort, image, grammar };
+}
+
+/**
+ * The grammar self-test (grammar-self-test.ts): one tiny request per pattern form, in turn, stopping at
+ * the first the engine obeys. A few dozen tokens each.
+ */
+export async function testGrammarEnforcement(upstream: UpstreamClient, model: string, signal: AbortSignal): Promise<GrammarEnforcement> {
+  const verdicts: Array<{ form: PatternForm; verdict: GrammarSelfTestVerdict }> = [];
+  for (const form of SELF_TEST_FORMS) {
+    const verdict = judgeGrammarSelfTest(await sendProbe(upstream, buildGrammarSelfTestRequest(model, form), signal));
+    verdicts.push({ form, verdict });
+    if (verdict.obeyed) break;
+  }
+  return decideGrammarEnforcement(verdicts);
 }
 
 export interface EngineDoctorOptions {

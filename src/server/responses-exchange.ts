@@ -13,8 +13,9 @@ import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
 import { ChatSsePump, liftJsonCompletion } from '../core/stream/chat-sse-pump.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
-import { createWarning, type WarningLedger } from '../core/warnings.ts';
+import { createWarning, createWarningLedger, type WarningLedger } from '../core/warnings.ts';
 import { ExchangeReporter } from './exchange-reporter.ts';
+import { isPatternRefusal, type GrammarEnforcementRegistry } from './grammar-enforcement.ts';
 import { answerFailure, mapFailureToHttp, type Failure, type FailureTarget, type HttpAnswer, type StreamFailure } from './failure-map.ts';
 import { createJsonSink, createStreamSink, type ResponseSink, type StreamSink } from './response-sink.ts';
 import { UpstreamCall } from './upstream-call.ts';
@@ -23,6 +24,8 @@ import { MAX_ERROR_BODY_BYTES, type UpstreamClient, type UpstreamResponse } from
 export interface ResponsesExchangeDependencies {
   upstream: UpstreamClient;
   getOptions: () => BridgeOptions;
+  /** Whether this backend and model get grammar patterns (grammar-enforcement.ts); absent: never. */
+  grammarEnforcement?: GrammarEnforcementRegistry;
   ledger: WarningLedger;
   grammarCache: GrammarCache;
   logger: Logger;
@@ -111,10 +114,25 @@ function startExchange(dependencies: ResponsesExchangeDependencies, body: unknow
   const roundTrip = labelRoundTrip(request.headers['x-codex-turn-metadata']);
   locals.roundTrip = roundTrip;
   const startedAtMs = Date.now();
-  const options = dependencies.getOptions();
+  const baseOptions = dependencies.getOptions();
+  const registry = dependencies.grammarEnforcement;
+  const requestedModel = baseOptions.modelOverride ?? (typeof (body as { model?: unknown } | null)?.model === 'string' ? (body as { model: string }).model : '');
+  const options = registry ? registry.optionsFor(baseOptions, requestedModel) : baseOptions;
   const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache });
-  const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair });
   const largeStrings = locals.largeStrings ?? null;
+  // Only while a pattern goes out: an engine that refuses it gets the same request once more without
+  // it. The closure keeps the parsed body for the length of the exchange, the price of that retry.
+  const retryWithoutPattern =
+    registry && options.grammarEnforcement.enforced
+      ? (refusal: string): string | Uint8Array => {
+          registry.refuse(requestedModel, refusal);
+          // A ledger of its own: this exchange's warnings are reported already, so the per-tool line that
+          // now says "checked after generation" is left for the next exchange to show.
+          const plain = convertResponsesRequestToChatRequest(body, registry.optionsFor(baseOptions, requestedModel), createWarningLedger(), { grammarCache: dependencies.grammarCache });
+          return encodeChatRequest(plain.chatRequest, { byParts: false, largeStrings }).body;
+        }
+      : null;
+  const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair, retryWithoutPattern });
   // Only placeholders of text the lowering copies can be left; anything else it kept, such as a
   // warning quoting an item, is given its real text.
   if (largeStrings) lowered.warnings = largeStrings.restore(lowered.warnings);
@@ -141,14 +159,17 @@ class Exchange implements FailureTarget {
   private readonly roundTrip: RoundTripLabel;
   private readonly upstreamModel: string;
   private pending: Promise<UpstreamResponse> | null = null;
+  /** Set while the request carries a grammar pattern and has not been retried without it. */
+  private retryWithoutPattern: ((refusal: string) => string | Uint8Array) | null;
 
   constructor(
     dependencies: ResponsesExchangeDependencies,
     response: ServerResponse,
     lowered: LoweredRequest,
-    identity: { exchangeId: string; roundTrip: RoundTripLabel; startedAtMs: number; grammarRepair: boolean },
+    identity: { exchangeId: string; roundTrip: RoundTripLabel; startedAtMs: number; grammarRepair: boolean; retryWithoutPattern: ((refusal: string) => string | Uint8Array) | null },
   ) {
     this.dependencies = dependencies;
+    this.retryWithoutPattern = identity.retryWithoutPattern;
     this.response = response;
     this.exchangeId = identity.exchangeId;
     this.roundTrip = identity.roundTrip;
@@ -243,6 +264,14 @@ class Exchange implements FailureTarget {
       const bodyText = await upstreamResponse.text(MAX_ERROR_BODY_BYTES, 'error body').catch((error: unknown) => `(could not read the error body: ${error instanceof Error ? error.message : String(error)})`);
       // The failure itself is reported once, from the exchange's end event (start-server.ts).
       this.dependencies.logger.debug('backend answered with an error status', { exchangeId: this.exchangeId, roundTrip: this.roundTrip.text, status: upstreamResponse.status });
+      const retry = this.retryWithoutPattern;
+      this.retryWithoutPattern = null;
+      if (retry !== null && !this.translator.terminated && isPatternRefusal(bodyText)) {
+        const refusal = this.redact(bodyText).slice(0, 500);
+        this.dependencies.logger.warn(`the backend refused the grammar pattern (HTTP ${upstreamResponse.status}: ${refusal.slice(0, 200)}); enforcement is off for model ${this.upstreamModel}, retrying without it`);
+        this.pending = this.call.send(retry(refusal));
+        return this.callBackend();
+      }
       this.stopTimers();
       // The watchdog or a shutdown may have answered while the error body was being read.
       if (this.translator.terminated) return;

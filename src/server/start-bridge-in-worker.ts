@@ -166,10 +166,10 @@ export function startBridgeInWorker(config: BridgeWorkerConfig): Promise<WorkerB
     token: config.getToken?.() ?? null,
     secrets: [...(config.getSecrets?.() ?? [])],
   });
-  const { backendUrl, host, port, options, keepaliveSeconds, commitGraceMs, upstreamIdleTimeoutSeconds, logFile } = config;
+  const { backendUrl, host, port, options, grammarEnforcement, keepaliveSeconds, commitGraceMs, upstreamIdleTimeoutSeconds, logFile } = config;
   const data: BridgeWorkerData = {
     kind: 'serve',
-    settings: { backendUrl, host, port, options, keepaliveSeconds, commitGraceMs, upstreamIdleTimeoutSeconds, logFile },
+    settings: { backendUrl, host, port, options, grammarEnforcement, keepaliveSeconds, commitGraceMs, upstreamIdleTimeoutSeconds, logFile },
     secrets: readSecrets(),
   };
   return new Promise<WorkerBridge>((resolve, reject) => {

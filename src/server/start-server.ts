@@ -16,6 +16,9 @@ import { createExchangeLogWriter } from './exchange-log.ts';
 import { createRefusalCoalescer } from './refusal-coalescer.ts';
 import { isLoopbackHostname } from './security.ts';
 import { createUpstreamClient } from './upstream-client.ts';
+import { chooseDoctorModel } from '../core/doctor/diagnose.ts';
+import { identifyBackend, testGrammarEnforcement } from './engine-doctor.ts';
+import { GrammarEnforcementRegistry, type GrammarEnforcementSetting } from './grammar-enforcement.ts';
 
 export const BRIDGE_VERSION: string = packageJson.version;
 
@@ -32,6 +35,11 @@ export interface BridgeServerConfig {
   /** When it returns a token, every /v1 request must carry `Authorization: Bearer <token>`. */
   getToken?: () => string | null;
   options?: Partial<BridgeOptions>;
+  /**
+   * Grammar patterns for the engine to enforce (grammar-enforcement.ts): `off` (default), `auto` (the
+   * engine self-test decides per model, first run at start-up), or a form forced by the setting.
+   */
+  grammarEnforcement?: GrammarEnforcementSetting;
   keepaliveSeconds?: number;
   /** Serialise each lowered request by parts, for a traffic consumer that keeps parts (responses-exchange.ts). */
   serialiseRequestParts?: boolean;
@@ -145,10 +153,28 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   // One listener per window attached to a shared bridge's traffic (the exchanges in flight share one,
   // responses-exchange.ts): several windows are normal, not a leak.
   setMaxListeners(0, shutdownController.signal);
+  const grammarEnforcement = new GrammarEnforcementRegistry(
+    config.grammarEnforcement ?? 'off',
+    (model) => testGrammarEnforcement(upstream, model, shutdownController.signal),
+    (model, decision) =>
+      logger.info(
+        decision.enforced
+          ? `grammar patterns for model ${model}: enforced by the engine, ${decision.form} form (${decision.reason})`
+          : `grammar patterns for model ${model}: checked after generation only (${decision.reason})`,
+      ),
+  );
+  if (grammarEnforcement.setting === 'auto') {
+    // A few dozen tokens at start-up, so the first Codex turn already knows; a failure only leaves enforcement off.
+    void (async () => {
+      const model = options.modelOverride ?? chooseDoctorModel(await identifyBackend(upstream, AbortSignal.any([shutdownController.signal, AbortSignal.timeout(10_000)])), null);
+      if (model !== null) await grammarEnforcement.selfTest(model);
+    })().catch((error: unknown) => logger.warn(`grammar self-test at start-up did not run: ${error instanceof Error ? error.message : String(error)}`));
+  }
   const handleRequest = createBridgeRequestHandler({
     shutdownSignal: shutdownController.signal,
     upstream,
     getOptions: () => options,
+    grammarEnforcement,
     ledger: createWarningLedger(),
     grammarCache: createGrammarCache(),
     logger,

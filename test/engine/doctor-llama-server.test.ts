@@ -44,7 +44,7 @@ if (lookup.kit === null) {
       assert.equal(report.contextWindowSource, 'props default_generation_settings.n_ctx');
       assert.equal(report.codexWouldFail, false, JSON.stringify(report.findings));
       assert.equal(report.worst, null, JSON.stringify(report.findings));
-      for (const check of ['Engine', 'Model', 'Context', 'Tool template', 'Tool call', 'Tool call, streamed', 'Reasoning effort']) assert.equal(finding(report, check).severity, 'ok', check);
+      for (const check of ['Engine', 'Model', 'Context', 'Tool template', 'Tool call', 'Tool call, streamed', 'Reasoning effort', 'Grammar enforcement']) assert.equal(finding(report, check).severity, 'ok', check);
     });
 
     it('CTX=4096: the context is a FAIL with the -c to copy', async () => {

@@ -46,6 +46,7 @@ export function createTestBridgeSettings(overrides: Partial<BridgeSettings> = {}
     port: 0,
     model: null,
     strategy: 'function_bridge',
+    grammarEnforcement: 'off',
     keepaliveSeconds: 15,
     backendTimeoutSeconds: 900,
     autoStart: false,

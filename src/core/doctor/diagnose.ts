@@ -1,3 +1,4 @@
+import type { GrammarEnforcement } from '../bridge-options.ts';
 import { DEFAULT_CATALOG_CONTEXT_WINDOW } from '../defaults.ts';
 import { adviseContextWindow, adviseModelId, adviseToolCalling, RECOMMENDED_CONTEXT_WINDOW } from './engine-advice.ts';
 import { ENGINE_NAMES, type DoctorModel, type EngineIdentity, type EngineKind } from './engine-identity.ts';
@@ -36,6 +37,8 @@ export interface DoctorProbes {
   toolCallStream: ChatProbeResult;
   reasoningEffort: ChatProbeResult;
   image: ChatProbeResult;
+  /** The grammar self-test's decision (grammar-self-test.ts); absent when it did not run. */
+  grammar?: GrammarEnforcement;
 }
 
 export type DoctorConnection = { reachable: true } | { reachable: false; reason: string; status: number | null };
@@ -272,8 +275,17 @@ export function diagnoseEngine(input: DoctorInput): DoctorReport {
     if (plain && !streamed && last !== undefined) last.summary = `works without streaming, but streamed: ${last.summary}`;
     checkReasoningEffort(model, probes.reasoningEffort, findings);
     checkImages(probes.image, findings);
+    if (probes.grammar !== undefined) checkGrammarEnforcement(probes.grammar, findings);
   }
   return report(model, chosen);
+}
+
+function checkGrammarEnforcement(decision: GrammarEnforcement, findings: DoctorFinding[]): void {
+  if (decision.enforced) {
+    findings.push(finding('Grammar enforcement', 'ok', `the engine keeps a tool input inside a pattern (${decision.form} form): ${decision.reason}`, null, 'with serve --grammar-enforcement auto (freeformBridge.grammarEnforcement), apply_patch and exec are constrained while the model writes'));
+    return;
+  }
+  findings.push(finding('Grammar enforcement', 'info', decision.reason, null, 'free-form inputs are checked after generation (the lift-time grammar check), as always'));
 }
 
 /** The model the doctor checks: the configured one when the engine lists it, else the first listed. */

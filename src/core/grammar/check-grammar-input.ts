@@ -153,3 +153,21 @@ function excerpt(text: string): string {
   if (text.length <= EXCERPT_HEAD + EXCERPT_TAIL) return JSON.stringify(text);
   return `${JSON.stringify(text.slice(0, EXCERPT_HEAD))} … ${JSON.stringify(text.slice(-EXCERPT_TAIL))} (${text.length} characters)`;
 }
+
+/**
+ * A lifted input that misses a grammar the engine was asked to enforce as a pattern: the engine
+ * ignored or broke the pattern, which the user should hear about on its own (the setting, or the
+ * self-test's verdict, is then wrong for this engine). Matched against the grammar itself, whatever
+ * the check above made of the input (Codex's own parser accepts patches the grammar does not).
+ */
+export function findPatternViolation(options: { enforcedPattern: boolean; tool: string; callId: string; input: string; grammar: ToolGrammar | null; cache: GrammarCache }): BridgeWarning[] {
+  if (!options.enforcedPattern || options.grammar === null) return [];
+  const resolved = options.cache.resolve(options.grammar);
+  if (!resolved.compiled || resolved.matcher.match(options.input).status !== 'mismatch') return [];
+  return [
+    createWarning('grammar_pattern_violated', `the engine was asked to enforce the ${options.tool} grammar as a pattern, yet the call does not match it: the engine does not enforce it as the self-test or the setting said`, {
+      tool: options.tool,
+      callId: options.callId,
+    }),
+  ];
+}

@@ -1,4 +1,4 @@
-import { checkGrammarInput } from '../grammar/check-grammar-input.ts';
+import { checkGrammarInput, findPatternViolation } from '../grammar/check-grammar-input.ts';
 import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.ts';
 import { createCallId, createItemId } from '../ids.ts';
 import { parseJson } from '../parse-json.ts';
@@ -91,6 +91,9 @@ function liftBridgedCustomCall(input: LiftToolCallInput, entry: ToolMapEntry): L
             // A model that finished cleanly also finished its last line; anything else may be a cut.
             mayBeCut: !(input.finishReason === 'tool_calls' || input.finishReason === 'stop') || !lifted.input.endsWith('\n'),
           });
+  checked.warnings.push(
+    ...findPatternViolation({ enforcedPattern: entry.enforcedPattern === true, tool: entry.name, callId: input.callId, input: lifted.input, grammar: entry.grammar, cache: input.grammarCache ?? createGrammarCache({ maxEntries: 1 }) }),
+  );
   const item = createCustomToolCallItem({
     itemId: input.itemId,
     callId: input.callId,

@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { BridgeOptions } from '../bridge-options.ts';
+import { GRAMMAR_ENFORCEMENT_OFF, type BridgeOptions, type GrammarEnforcement } from '../bridge-options.ts';
 import type { ChatCustomTool, ChatFunctionTool, ChatTool } from '../chat/chat-completions-api.ts';
 import { InvalidRequestError } from '../errors.ts';
+import { compileGrammarToPattern } from '../grammar/grammar-to-pattern.ts';
 import type { ResponsesCustomToolFormat, ResponsesNamespaceMember, ResponsesTool } from '../responses/responses-request.ts';
 import { NAMESPACE_SEPARATOR, toWireName, type ToolMapEntry } from '../tool-map.ts';
 import { createWarning } from '../warnings.ts';
@@ -126,6 +127,8 @@ export function convertFunctionTool(member: FunctionMember, wireName: string): C
 export interface BridgedCustomTool {
   chatTool: ChatFunctionTool;
   grammar: { syntax: string; definition: string } | null;
+  /** The grammar went out as an engine-enforced pattern. */
+  enforced: boolean;
   warnings: PendingWarning[];
 }
 
@@ -145,6 +148,7 @@ export function bridgeCustomTool(
   namespace: string | null,
   wireName: string,
   renderExample: GrammarExampleRenderer | null = null,
+  enforcement: GrammarEnforcement = GRAMMAR_ENFORCEMENT_OFF,
 ): BridgedCustomTool {
   const warnings: PendingWarning[] = [];
   const shownName = displayName(namespace, name);
@@ -160,28 +164,51 @@ export function bridgeCustomTool(
   }
   const appendix = ['In this interface the free-form text goes in the string argument `input`, unchanged.'];
   const grammar = readGrammar(member.format, name, shownName, wireName, warnings);
+  const pattern = grammar === null ? null : enginePattern(grammar, enforcement, name, shownName, wireName, warnings);
   if (grammar !== null) {
     const label = grammar.syntax === '' ? 'this grammar' : `this ${grammar.syntax} grammar`;
-    appendix.push(`It must match ${label} (the server does not enforce it):\n${fenceGrammar(grammar.syntax, grammar.definition)}`);
+    appendix.push(`It must match ${label} (the server ${pattern === null ? 'does not enforce it' : 'enforces it'}):\n${fenceGrammar(grammar.syntax, grammar.definition)}`);
     // Small models follow an example far better than a grammar; only examples verified
     // against the grammar actually sent are offered.
     const example = renderExample?.(name, grammar) ?? null;
     if (example !== null) appendix.push(`A complete, valid \`input\` value (raw text, nothing around it):\n${fenceGrammar('text', example)}`);
   }
+  const input: Record<string, unknown> = { type: 'string', description: `Raw free-form input for the \`${wireName}\` tool.` };
+  if (pattern !== null) input.pattern = pattern;
   const chatTool: ChatFunctionTool = {
     type: 'function',
     function: {
       name: wireName,
       description: `${description}\n\n${appendix.join('\n')}`,
-      parameters: {
-        type: 'object',
-        properties: { input: { type: 'string', description: `Raw free-form input for the \`${wireName}\` tool.` } },
-        required: ['input'],
-        additionalProperties: false,
-      },
+      parameters: { type: 'object', properties: { input }, required: ['input'], additionalProperties: false },
     },
   };
-  return { chatTool, grammar, warnings };
+  // vLLM and SGLang constrain `auto` tool calls only for functions marked strict.
+  if (pattern !== null && enforcement.enforced && enforcement.strict) chatTool.function.strict = true;
+  return { chatTool, grammar, enforced: pattern !== null, warnings };
+}
+
+/**
+ * The grammar as the engine pattern when enforcement is on and the grammar can be written as one;
+ * either way one line per tool says which it is and why (`grammar_enforced` or
+ * `grammar_not_enforced`: checked after generation).
+ */
+function enginePattern(grammar: { syntax: string; definition: string }, enforcement: GrammarEnforcement, name: string, shownName: string, wireName: string, warnings: PendingWarning[]): string | null {
+  let pattern: string | null = null;
+  let reason = enforcement.reason;
+  if (enforcement.enforced) {
+    const compiled = compileGrammarToPattern(grammar, enforcement.form);
+    if (compiled.success) pattern = compiled.pattern;
+    else reason = `its grammar cannot be sent as a pattern: ${compiled.reason}`;
+  }
+  const syntaxWords = grammar.syntax === '' ? 'a grammar' : `a ${grammar.syntax} grammar`;
+  const warning =
+    pattern === null
+      ? createWarning('grammar_not_enforced', `custom tool '${shownName}' declares ${syntaxWords}: checked after generation, not enforced by the engine (${reason})`, { tool: name })
+      : createWarning('grammar_enforced', `custom tool '${shownName}': grammar enforced by the engine (${reason})`, { tool: name });
+  // Shown again only when the grammar text or the decision changes: Codex resends the same tools every request.
+  warnings.push(createPendingWarning(warning, { key: `${warning.kind}:${wireName}`, fingerprint: `${grammar.syntax}\n${grammar.definition}\n${reason}` }));
+  return pattern;
 }
 
 function readGrammar(
@@ -195,18 +222,6 @@ function readGrammar(
   if (format.type === 'grammar' && typeof format.definition === 'string') {
     const syntax = format.syntax ?? '';
     const grammar = { syntax, definition: format.definition };
-    const syntaxWords = syntax === '' ? 'a grammar' : `a ${syntax} grammar`;
-    warnings.push(
-      createPendingWarning(
-        createWarning(
-          'grammar_not_enforced',
-          `custom tool '${shownName}' declares ${syntaxWords}; the function bridge passes it to the model as description text only and does not enforce it`,
-          { tool: name },
-        ),
-        // Shown again only when the grammar text changes: Codex resends the same tools every request.
-        { key: `grammar_not_enforced:${wireName}`, fingerprint: `${syntax}\n${format.definition}` },
-      ),
-    );
     return grammar;
   }
   const what = format.type === 'grammar' ? 'a grammar format without a definition' : `format type '${format.type}'`;
@@ -307,7 +322,7 @@ function lowerCustomCandidate(
   const { namespace, source } = candidate;
   switch (options.strategy) {
     case 'function_bridge': {
-      const bridged = bridgeCustomTool(member, name, namespace, wireName, renderExample);
+      const bridged = bridgeCustomTool(member, name, namespace, wireName, renderExample, options.grammarEnforcement);
       return {
         record: {
           name,
@@ -325,6 +340,7 @@ function lowerCustomCandidate(
             kind: 'custom',
             grammar: bridged.grammar,
             ...(declaresApplyPatchHelper(member) ? { execAppliesPatches: true } : {}),
+            ...(bridged.enforced ? { enforcedPattern: true as const } : {}),
           },
         },
         warnings: [...nameWarnings, ...bridged.warnings],

@@ -58,9 +58,14 @@ describe('freeform-bridge doctor', { timeout: 60_000 }, () => {
     assert.equal(report.codexWouldFail, false);
     // The probes offer the tool as Codex does (tool_choice auto) and stay tiny.
     const probes = backend.requests.filter((request) => request.path === '/v1/chat/completions').map((request) => request.body as Record<string, unknown>);
-    assert.equal(probes.length, 4);
+    // Four probes, and the grammar self-test's two forms (the mock engine enforces no pattern).
+    assert.equal(probes.length, 6);
     for (const probe of probes) assert.ok(typeof probe.max_tokens === 'number' && probe.max_tokens <= 96, JSON.stringify(probe));
-    assert.deepEqual(probes.filter((probe) => Array.isArray(probe.tools)).map((probe) => probe.tool_choice), ['auto', 'auto']);
+    assert.deepEqual(probes.filter((probe) => Array.isArray(probe.tools)).map((probe) => probe.tool_choice), ['auto', 'auto', 'auto', 'auto']);
+    // vLLM constrains `auto` tool calls only for functions marked strict (docs/features/tool_calling.md).
+    const selfTests = probes.filter((probe) => JSON.stringify(probe).includes('"pattern"'));
+    assert.deepEqual(selfTests.map((probe) => (probe.tools as Array<{ function: { strict?: boolean } }>)[0]?.function.strict), [true, true]);
+    assert.equal(severityOf(report, 'Grammar enforcement'), 'info');
   });
 
   it('vLLM without --enable-auto-tool-choice: FAIL with the flag to copy, the parser of the model family, exit 1', async () => {

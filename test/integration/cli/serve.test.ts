@@ -152,6 +152,12 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     }
   });
 
+  it('refuses a --grammar-enforcement mode it does not know, naming the ones it does', async () => {
+    const cli = startCli(['serve', '--backend', backend.url, '--grammar-enforcement', 'on'], 'node');
+    assert.equal(await exitCode(cli.child), 2);
+    assert.match(cli.stderr(), /--grammar-enforcement must be one of off, auto, escaped, value, got 'on'/);
+  });
+
   it('names an unknown flag in one line and points at --help', async () => {
     const cli = startCli(['serve', '--backend', backend.url, '--prot', '8080'], 'node');
     assert.equal(await exitCode(cli.child), 2);

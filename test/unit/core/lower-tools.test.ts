@@ -128,9 +128,9 @@ describe('lowerTools: custom tools with function_bridge', () => {
             tool: 'apply_patch',
             callId: null,
             detail:
-              "custom tool 'apply_patch' declares a lark grammar; the function bridge passes it to the model as description text only and does not enforce it",
+              "custom tool 'apply_patch' declares a lark grammar: checked after generation, not enforced by the engine (grammar enforcement is off)",
           },
-          once: { key: 'grammar_not_enforced:apply_patch', fingerprint: `lark\n${APPLY_PATCH_GRAMMAR}` },
+          once: { key: 'grammar_not_enforced:apply_patch', fingerprint: `lark\n${APPLY_PATCH_GRAMMAR}\ngrammar enforcement is off` },
         },
       ],
     });
@@ -223,6 +223,49 @@ describe('lowerTools: custom tools with function_bridge', () => {
       'A date.\n\nIn this interface the free-form text goes in the string argument `input`, unchanged.\n' +
         'It must match this regex grammar (the server does not enforce it):\n```regex\n\\d{4}-\\d{2}-\\d{2}\n```',
     );
+  });
+});
+
+describe('lowerTools: grammar enforcement by the engine', () => {
+  const enforced = (strict: boolean) =>
+    resolveBridgeOptions({ grammarEnforcement: { enforced: true, form: 'escaped-text', strict, reason: 'the engine self-test passed' } });
+  const patchTool = { ...applyPatchTool, format: { type: 'grammar', syntax: 'lark', definition: 'start: "*** End Patch" LF?\n%import common.LF\n' } };
+
+  it('puts the pattern on `input`, says so in the description and tells the terminal why', () => {
+    const result = lowerTools([declare(patchTool)], enforced(false));
+    const chatTool = result.value[0]?.chatTool;
+    assert.ok(chatTool?.type === 'function');
+    assert.deepStrictEqual(chatTool.function.parameters, {
+      type: 'object',
+      properties: {
+        input: { type: 'string', description: 'Raw free-form input for the `apply_patch` tool.', pattern: String.raw`^\*\*\* End Patch(\\n)?$` },
+      },
+      required: ['input'],
+      additionalProperties: false,
+    });
+    assert.equal(chatTool.function.strict, undefined);
+    assert.match(chatTool.function.description ?? '', /\(the server enforces it\)/);
+    assert.equal(result.value[0]?.mapEntry?.enforcedPattern, true);
+    assert.deepStrictEqual(
+      result.warnings.map((pending) => [pending.warning.kind, pending.warning.detail]),
+      [['grammar_enforced', "custom tool 'apply_patch': grammar enforced by the engine (the engine self-test passed)"]],
+    );
+  });
+
+  it('marks the function strict where the engine constrains only strict tools', () => {
+    const chatTool = lowerTools([declare(patchTool)], enforced(true)).value[0]?.chatTool;
+    assert.ok(chatTool?.type === 'function');
+    assert.equal(chatTool.function.strict, true);
+  });
+
+  it('a grammar that cannot be written as a pattern is checked after generation, and the reason says why', () => {
+    const result = lowerTools([declare({ type: 'custom', name: 'date', format: { type: 'grammar', syntax: 'regex', definition: '\\d{4}' } })], enforced(true));
+    const chatTool = result.value[0]?.chatTool;
+    assert.ok(chatTool?.type === 'function');
+    assert.equal(chatTool.function.strict, undefined);
+    assert.deepStrictEqual(chatTool.function.parameters, bridgedParameters('date'));
+    const notEnforced = result.warnings.find((pending) => pending.warning.kind === 'grammar_not_enforced');
+    assert.match(notEnforced?.warning.detail ?? '', /checked after generation, not enforced by the engine \(its grammar cannot be sent as a pattern: .*\\d, \\w or \\s/);
   });
 });
 

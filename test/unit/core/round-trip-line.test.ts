@@ -46,6 +46,11 @@ describe('formatWarningLine', () => {
     );
   });
 
+  it('calls a grammar the engine enforces a note, not a warning', () => {
+    const line = formatWarningLine({ kind: 'grammar_enforced', tool: 'apply_patch', callId: null, detail: "custom tool 'apply_patch': grammar enforced by the engine (the engine self-test passed in the escaped-text form)" }, PLAIN);
+    assert.equal(line, "12:00:01    note grammar_enforced  apply_patch (no call): custom tool 'apply_patch': grammar enforced by the engine (the engine self-test passed in the escaped-text form)");
+  });
+
   it('says so when the warning concerns no tool or no call', () => {
     const line = formatWarningLine({ kind: 'tools_filtered', tool: null, callId: null, detail: 'two tools dropped' }, PLAIN);
     assert.equal(line, '12:00:01    warning tools_filtered  (no tool) (no call): two tools dropped');
