@@ -2,7 +2,7 @@ import type * as vscode from 'vscode';
 import type { Logger } from '../core/logger.ts';
 import type { BridgeController } from './bridge-controller.ts';
 import type { BridgeSecrets } from './bridge-secrets.ts';
-import type { LastCodexConfigWrite } from './write-codex-config-command.ts';
+import type { LastCodexConfigWrite } from './commands/write-codex-config.ts';
 
 /** What activate() builds once and the commands and listeners share. */
 export interface ExtensionServices {

@@ -23,7 +23,7 @@ import { createBridgeStatusBar } from './status-bar.ts';
 import { createTestApi, type FreeformBridgeTestApi } from './test-api.ts';
 import { TrafficPanel } from './traffic-panel.ts';
 import { createWorkspaceSettingGuard } from './workspace-setting-guard.ts';
-import { registerWriteCodexConfigCommand } from './write-codex-config-command.ts';
+import { registerWriteCodexConfigCommand } from './commands/write-codex-config.ts';
 
 const REMEMBERED_PORT_KEY = 'freeformBridge.rememberedPort';
 

@@ -1,18 +1,18 @@
 import * as vscode from 'vscode';
-import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/model-catalog/model-catalog-entry.ts';
-import { BridgeError } from '../core/errors.ts';
-import type { Logger } from '../core/logger.ts';
-import { redactSecrets } from '../core/redact-secrets.ts';
-import type { DoctorModel } from '../core/doctor/engine-identity.ts';
-import { listEngineModels } from '../server/engine-doctor.ts';
-import { applyCodexConfigWrite } from '../codex-config/apply-codex-config-write.ts';
-import { CodexConfigFileError } from '../codex-config/codex-config-file-error.ts';
-import { planCodexConfigWrite, type CodexConfigWritePlan } from '../codex-config/plan-codex-config-write.ts';
-import { applyCodexConfigRestore, planCodexConfigRestore } from '../codex-config/restore-codex-config.ts';
-import type { BridgeStatus } from './bridge-controller.ts';
-import type { BridgeSecrets } from './bridge-secrets.ts';
-import { buildCodexCommand, resolveCodexHome } from './codex-command.ts';
-import { readBridgeSettings } from './settings.ts';
+import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../../core/model-catalog/model-catalog-entry.ts';
+import { BridgeError } from '../../core/errors.ts';
+import type { Logger } from '../../core/logger.ts';
+import { redactSecrets } from '../../core/redact-secrets.ts';
+import type { DoctorModel } from '../../core/doctor/engine-identity.ts';
+import { listEngineModels } from '../../server/engine-doctor.ts';
+import { applyCodexConfigWrite } from '../../codex-config/apply-codex-config-write.ts';
+import { CodexConfigFileError } from '../../codex-config/codex-config-file-error.ts';
+import { planCodexConfigWrite, type CodexConfigWritePlan } from '../../codex-config/plan-codex-config-write.ts';
+import { applyCodexConfigRestore, planCodexConfigRestore } from '../../codex-config/restore-codex-config.ts';
+import type { BridgeStatus } from '../bridge-controller.ts';
+import type { BridgeSecrets } from '../bridge-secrets.ts';
+import { buildCodexCommand, resolveCodexHome } from '../codex-command.ts';
+import { readBridgeSettings } from '../settings.ts';
 
 /** Optional arguments, so a keybinding or the tests can skip the pickers. */
 export interface WriteCodexConfigArguments {
