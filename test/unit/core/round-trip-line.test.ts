@@ -18,6 +18,8 @@ describe('formatRoundTripLine', () => {
   });
 
   it('labels a sub-agent, a failure and a round trip whose start was not seen', () => {
+    // Codex names each agent by its task path from the root agent, `/root` (round-trip-label.ts): an
+    // agent's name as Codex sends it, not a folder on this machine.
     const end = endEvent('resp_3', [], [], {
       roundTrip: { kind: 'subagent', agentName: '/root/calc', text: 'sub-agent /root/calc' },
       outcome: 'failed',
