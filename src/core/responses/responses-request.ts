@@ -471,14 +471,23 @@ function rejectNonFiniteToolNumbers(tools: unknown): void {
   throw new InvalidRequestError(`invalid Responses request: \`${field}\` is a number JSON cannot carry (${String(value)}: too large for a double); it would reach the backend as null`, { param: field });
 }
 
-/** The path to the first number JSON cannot carry inside `value`, or null; builds a path only on a find. */
+/**
+ * The path to the first number JSON cannot carry inside `value`, or null. Tool schemas are walked on
+ * every request, so the walk allocates nothing until it finds one.
+ */
 function findNonFiniteNumber(value: unknown): PropertyKey[] | null {
   if (typeof value === 'number') return Number.isFinite(value) ? null : [];
-  if (typeof value !== 'object' || value === null) return null;
-  const entries: Iterable<[PropertyKey, unknown]> = Array.isArray(value) ? value.entries() : isPlainObject(value) ? Object.entries(value) : [];
-  for (const [key, item] of entries) {
-    const inner = findNonFiniteNumber(item);
-    if (inner !== null) return [key, ...inner];
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const inner = findNonFiniteNumber(value[index]);
+      if (inner !== null) return [index, ...inner];
+    }
+  } else if (isPlainObject(value)) {
+    // Parsed JSON: plain objects whose own enumerable keys are exactly their members.
+    for (const key in value) {
+      const inner = findNonFiniteNumber(value[key]);
+      if (inner !== null) return [key, ...inner];
+    }
   }
   return null;
 }
