@@ -117,13 +117,14 @@ const chatEnvelopeFields = {
 
 const choiceFields = { index: z.nullish(z.number()), finish_reason: z.nullish(z.string()) };
 
-export const chatCompletionSchema = z.looseObject({
+/** Compiled (`z.compile`), as each answer and each streamed chunk is checked; responses/responses-request.ts says why. */
+export const chatCompletionSchema = z.compile(z.looseObject({
   ...chatEnvelopeFields,
   choices: z.nullish(z.array(z.looseObject({ ...choiceFields, message: z.nullish(z.looseObject({ ...chatMessageFields, refusal: z.nullish(z.string()) })) }))),
-});
+}));
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 
-export const chatCompletionChunkSchema = z.looseObject({
+export const chatCompletionChunkSchema = z.compile(z.looseObject({
   ...chatEnvelopeFields,
   choices: z.nullish(z.array(z.looseObject({ ...choiceFields, delta: z.nullish(z.looseObject(chatMessageFields)) }))),
   /** Mid-stream error frames: vLLM/llama.cpp nest an object, some builds send a string. */
@@ -131,5 +132,5 @@ export const chatCompletionChunkSchema = z.looseObject({
   /** SGLang's flat error frame. */
   object: z.nullish(z.string()),
   message: z.nullish(z.string()),
-});
+}));
 export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;
