@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { CUSTOM_TOOL_STRATEGIES, type CustomToolStrategy } from '../core/bridge-options.ts';
 import type { Logger } from '../core/logger.ts';
 import { suggestVersionedBaseUrl } from '../core/backend-url.ts';
-import { endsInVersionSegment } from '../core/map-upstream-http-error.ts';
+import { endsInVersionSegment } from '../core/engine-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
 import { reportBackendAtStart, runDoctorCommand } from './doctor-command.ts';
 import { createLiveView, shouldUseColour } from './live-view.ts';

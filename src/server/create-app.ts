@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import type { TrafficListener } from '../core/traffic-event.ts';
 import { createErrorMiddleware, reportRejectedExchange } from './error-middleware.ts';
+import { sendFailure } from './failure-map.ts';
 import { CODEX_MODEL_CATALOG_PATH } from '../core/model-catalog/model-catalog-entry.ts';
 import { BRIDGE_IDENTITY_PATH, BRIDGE_TRAFFIC_PATH, createBridgeIdentityHandler, createBridgeTrafficHandler } from './bridge-sharing-routes.ts';
 import { createModelCatalogHandler } from './model-catalog-route.ts';
@@ -29,8 +30,8 @@ export function createBridgeRequestHandler(dependencies: AppDependencies): (requ
   const securityOptions = { allowedHostnames: dependencies.allowedHostnames, getToken: dependencies.getToken };
   const app = createApp(
     dependencies,
-    createSecurityMiddleware(securityOptions, (path, refusal) => {
-      if (path === '/v1/responses') reportRejectedExchange(dependencies.onTraffic, refusal.status, refusal);
+    createSecurityMiddleware(securityOptions, (path, answer) => {
+      if (path === '/v1/responses') reportRejectedExchange(dependencies.onTraffic, answer.status, answer.body.error);
     }),
   );
   const responsesRoute = createResponsesRoute({
@@ -56,38 +57,19 @@ function createApp(dependencies: AppDependencies, checkSecurity: express.Request
     response.json({ status: 'ok', name: 'freeform-bridge', version: dependencies.version, backend: dependencies.upstream.baseUrl });
   });
   app.get('/v1/models', createModelsHandler(dependencies.upstream, dependencies.getSecrets));
-  // A provider with `supports_websockets` makes Codex try a WebSocket first. 426 is the one answer it
-  // takes as "use HTTP" at once and silently; 404/501 cost seconds of reconnecting, and a 400 fails
-  // the turn with an empty message.
   app.get('/v1/responses', (request, response, next) => {
     if ((request.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
       next();
       return;
     }
     dependencies.logger.info('a WebSocket upgrade of GET /v1/responses was answered 426: the client falls back to HTTP POST', { path: request.path });
-    response.status(426).json({
-      error: {
-        message: 'freeform-bridge serves the Responses API over HTTP only: send POST /v1/responses (no WebSocket)',
-        type: 'invalid_request_error',
-        param: null,
-        code: 'websocket_not_supported',
-      },
-    });
+    sendFailure(response, { kind: 'no-route', method: request.method, path: request.path, websocket: true });
   });
   app.get(CODEX_MODEL_CATALOG_PATH, createModelCatalogHandler(dependencies));
   const sharing = { ...dependencies, backendUrl: dependencies.upstream.baseUrl };
   app.get(BRIDGE_IDENTITY_PATH, createBridgeIdentityHandler(sharing));
   app.get(BRIDGE_TRAFFIC_PATH, createBridgeTrafficHandler(sharing));
-  app.use((request, response) => {
-    response.status(404).json({
-      error: {
-        message: `freeform-bridge has no route ${request.method} ${request.path} (Codex posts to /v1/responses; base_url must end in /v1)`,
-        type: 'invalid_request_error',
-        param: null,
-        code: 'not_found',
-      },
-    });
-  });
+  app.use((request, response) => sendFailure(response, { kind: 'no-route', method: request.method, path: request.path, websocket: false }));
   app.use(createErrorMiddleware({ logger: dependencies.logger, onTraffic: dependencies.onTraffic }));
   return app;
 }

@@ -4,7 +4,7 @@ import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { RoundTripLabel } from '../core/round-trip-label.ts';
 import type { ExchangeRejectedEvent, TrafficListener } from '../core/traffic-event.ts';
-import { answerFailure, mapFailureToHttp, type FailureTarget } from './failure-map.ts';
+import { answerFailure, type FailureTarget } from './failure-map.ts';
 import type { ExchangeLocals } from './responses-exchange.ts';
 import { sendJson } from './send-json.ts';
 
@@ -30,7 +30,7 @@ export function answerRequestError(
     dependencies.logger.error('error after the response started', { error: String(error) });
     return;
   }
-  const failure = { kind: 'thrown', error, during: 'request' } as const;
+  // No stream was opened: whatever failed is told as HTTP.
   const target: FailureTarget = {
     committed: false,
     sendHttp: (answer) => {
@@ -38,9 +38,8 @@ export function answerRequestError(
       if (exchange.path === '/v1/responses') reportRejectedExchange(dependencies.onTraffic, answer.status, answer.body.error, locals.exchangeId, locals.roundTrip);
       sendJson(response, answer.status, answer.body, answer.headers);
     },
-    failStream: (streamFailure) => target.sendHttp(mapFailureToHttp({ kind: 'answer-failed', ...streamFailure })),
   };
-  answerFailure(failure, target, dependencies.logger);
+  answerFailure({ kind: 'thrown', error, during: 'request' }, target, dependencies.logger);
 }
 
 /** A `/v1/responses` request refused before lowering, for the panel and the log. */

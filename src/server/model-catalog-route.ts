@@ -4,7 +4,7 @@ import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/model-catalo
 import { renderLiveModelCatalog } from '../core/model-catalog/render-live-model-catalog.ts';
 import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import { createOpenAiErrorBody } from '../core/openai-error.ts';
+import { sendFailure } from './failure-map.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 import { discoverBackendModels, type BackendModelFacts } from './backend-models.ts';
@@ -71,8 +71,8 @@ export function createModelCatalogHandler(dependencies: ModelCatalogRouteDepende
       } else {
         const message = `the bridge cannot build Codex's model catalog: ${reason}. Codex keeps a catalog it cached earlier; without one it offers this provider no models and no apply_patch until the backend answers and Codex restarts.`;
         logger.error(`Codex model catalog: ${message}`);
-        reportRejectedExchange(dependencies.onTraffic, 503, { code: 'model_catalog_unavailable', message });
-        response.status(503).json(createOpenAiErrorBody(message, { type: 'server_error', code: 'model_catalog_unavailable' }));
+        const answer = sendFailure(response, { kind: 'answer-failed', code: 'model_catalog_unavailable', message });
+        reportRejectedExchange(dependencies.onTraffic, answer.status, answer.body.error);
         return;
       }
     }

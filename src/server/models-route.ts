@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
-import { mapUpstreamHttpError } from '../core/map-upstream-http-error.ts';
+import { classifyEngineRefusal } from '../core/engine-error.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
+import { sendFailure } from './failure-map.ts';
 import { MAX_SERVER_INFO_BYTES, type UpstreamClient } from './upstream-client.ts';
 
 /** `GET /v1/models` is proxied so a user can check the bridge sees their backend's model names. */
@@ -13,9 +14,8 @@ export function createModelsHandler(upstream: UpstreamClient, getSecrets: () => 
     if (upstreamResponse.status !== 200) {
       // A backend refusing the key may quote it back (as it can on /chat/completions): never pass it on.
       // The body is redacted before the message is cut to length, so a cut never leaves half a key.
-      const mapped = mapUpstreamHttpError(upstreamResponse.status, redactSecrets(text, getSecrets()), { backendUrl: upstream.baseUrl, model: '(listing models)', retryAfter: null });
-      const message = redactSecrets(mapped.body.error.message, getSecrets());
-      response.status(mapped.status).set(mapped.headers).json({ error: { ...mapped.body.error, message } });
+      const refusal = classifyEngineRefusal(upstreamResponse.status, redactSecrets(text, getSecrets()), { backendUrl: upstream.baseUrl, model: '(listing models)', retryAfter: null });
+      sendFailure(response, { kind: 'engine-refusal', refusal: { ...refusal, message: redactSecrets(refusal.message, getSecrets()) } });
       return;
     }
     response.status(200).type('application/json').send(text);

@@ -4,7 +4,7 @@ import type { GrammarCache } from '../core/grammar/grammar-cache.ts';
 import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
-import { mapUpstreamHttpError } from '../core/map-upstream-http-error.ts';
+import { classifyEngineRefusal } from '../core/engine-error.ts';
 import type { LargeStringTable } from '../core/large-json-strings.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
 import { encodeChatRequest } from '../core/outbound-encoding.ts';
@@ -16,7 +16,7 @@ import type { TrafficListener } from '../core/traffic-event.ts';
 import { createWarning, createWarningLedger, type WarningLedger } from '../core/warnings.ts';
 import { ExchangeReporter } from './exchange-reporter.ts';
 import { isPatternRefusal, type GrammarEnforcementRegistry } from './grammar-enforcement.ts';
-import { answerFailure, mapFailureToHttp, type Failure, type FailureTarget, type HttpAnswer, type StreamFailure } from './failure-map.ts';
+import { answerFailure, type Failure, type HttpAnswer, type StreamFailure } from './failure-map.ts';
 import { createJsonSink, createStreamSink, type ResponseSink, type StreamSink } from './response-sink.ts';
 import { UpstreamCall } from './upstream-call.ts';
 import { MAX_ERROR_BODY_BYTES, type UpstreamClient, type UpstreamResponse } from './upstream-client.ts';
@@ -143,10 +143,10 @@ function startExchange(dependencies: ResponsesExchangeDependencies, body: unknow
 }
 
 /**
- * The named parts of one exchange and the few steps that join them. It is the failure target of its
- * own failures: the failure map (failure-map.ts) decides between an HTTP answer and `response.failed`.
+ * The named parts of one exchange and the few steps that join them. It answers its own failures
+ * through the failure map (failure-map.ts), which decides between an HTTP answer and `response.failed`.
  */
-class Exchange implements FailureTarget {
+class Exchange {
   readonly translator: ChatStreamTranslator;
   readonly reporter: ExchangeReporter;
   private readonly dependencies: ResponsesExchangeDependencies;
@@ -213,8 +213,9 @@ class Exchange implements FailureTarget {
     response.on('close', () => this.call.dispose());
   }
 
-  get committed(): boolean {
-    return this.sink.committed;
+  /** Codex has its answer (a final event, or an HTTP error): nothing more is delivered. */
+  private get answered(): boolean {
+    return this.translator.terminated || this.reporter.ended;
   }
 
   /** Starts the backend call; the body is not kept. */
@@ -252,7 +253,7 @@ class Exchange implements FailureTarget {
         return;
       }
       // The watchdog or a shutdown aborted the call after answering Codex; nothing more to say.
-      if (this.translator.terminated) return;
+      if (this.answered) return;
       this.fail({ kind: 'thrown', error, during: 'backend-call' });
       return;
     } finally {
@@ -266,7 +267,7 @@ class Exchange implements FailureTarget {
       this.dependencies.logger.debug('backend answered with an error status', { exchangeId: this.exchangeId, roundTrip: this.roundTrip.text, status: upstreamResponse.status });
       const retry = this.retryWithoutPattern;
       this.retryWithoutPattern = null;
-      if (retry !== null && !this.translator.terminated && isPatternRefusal(bodyText)) {
+      if (retry !== null && !this.answered && isPatternRefusal(bodyText)) {
         const refusal = this.redact(bodyText).slice(0, 500);
         this.dependencies.logger.warn(`the backend refused the grammar pattern (HTTP ${upstreamResponse.status}: ${refusal.slice(0, 200)}); enforcement is off for model ${this.upstreamModel}, retrying without it`);
         this.pending = this.call.send(retry(refusal));
@@ -274,10 +275,10 @@ class Exchange implements FailureTarget {
       }
       this.stopTimers();
       // The watchdog or a shutdown may have answered while the error body was being read.
-      if (this.translator.terminated) return;
+      if (this.answered) return;
       const context = { backendUrl: this.dependencies.upstream.baseUrl, model: this.upstreamModel, retryAfter: headerOf(upstreamResponse, 'retry-after') };
       // Redacted before the message is cut to length, so a cut can never leave half a key behind.
-      this.fail({ kind: 'backend-status', answer: mapUpstreamHttpError(upstreamResponse.status, this.redact(bodyText), context) });
+      this.fail({ kind: 'engine-refusal', refusal: classifyEngineRefusal(upstreamResponse.status, this.redact(bodyText), context) });
       return;
     }
 
@@ -331,6 +332,8 @@ class Exchange implements FailureTarget {
 
   /** Every batch of events toward Codex goes through here. */
   private deliver(events: ResponsesStreamEvent[]): void {
+    // A JSON request's failure was answered as HTTP: what the backend still sends has nowhere to go.
+    if (this.reporter.ended) return;
     if (events.length === 0) {
       // Nothing to write, but a head just committed must still leave.
       this.sink.write(events);
@@ -355,7 +358,7 @@ class Exchange implements FailureTarget {
       this.sink.end(final);
       this.reporter.end(outcome, 200, final.error ?? null);
     } else if (final.status === 'failed') {
-      this.sendHttp(mapFailureToHttp({ kind: 'answer-failed', code: final.error?.code ?? 'server_error', message: final.error?.message ?? 'backend failed' }));
+      this.fail({ kind: 'answer-failed', code: final.error?.code ?? 'server_error', message: final.error?.message ?? 'backend failed' });
     } else {
       this.sink.end(final);
       this.reporter.end(outcome, 200, null);
@@ -363,10 +366,15 @@ class Exchange implements FailureTarget {
   }
 
   private fail(failure: Failure): void {
-    answerFailure(failure, this, this.dependencies.logger);
+    const target = {
+      committed: this.sink.committed,
+      sendHttp: (answer: HttpAnswer) => this.sendHttp(answer),
+      failStream: this.streamSink ? (streamFailure: StreamFailure) => this.failStream(streamFailure) : undefined,
+    };
+    answerFailure(failure, target, this.dependencies.logger);
   }
 
-  sendHttp(answer: HttpAnswer): void {
+  private sendHttp(answer: HttpAnswer): void {
     this.stopTimers();
     const message = this.redact(answer.body.error.message);
     this.sink.sendHttp({ ...answer, body: { error: { ...answer.body.error, message } } });
@@ -374,7 +382,7 @@ class Exchange implements FailureTarget {
   }
 
   /** response.failed; a stream that is not committed yet commits first. */
-  failStream(failure: StreamFailure): void {
+  private failStream(failure: StreamFailure): void {
     if (this.translator.terminated) return;
     if (!this.sink.committed) this.commit();
     this.deliver(this.translator.fail(failure));

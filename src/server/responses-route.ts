@@ -3,7 +3,8 @@ import { InvalidRequestError } from '../core/errors.ts';
 import { answerRequestError, reportRejectedExchange, type ErrorAnswerDependencies } from './error-middleware.ts';
 import { parseJsonRequestBody, readRequestBody } from './request-body-checks.ts';
 import type { ExchangeLocals, ResponsesExchange } from './responses-exchange.ts';
-import { sendSecurityRefusal, type SecurityRefusal } from './security.ts';
+import type { SecurityRefusal } from './failure-map.ts';
+import { sendSecurityRefusal } from './security.ts';
 
 /*
  * `POST /v1/responses`, every Codex turn, in any form (compressed, with a query string): one path and
@@ -60,8 +61,8 @@ export function createResponsesRoute(dependencies: ResponsesRouteDependencies): 
       // Nothing of the body is read: a refused request costs nothing. The panel still shows it: a
       // Codex profile with a stale token is otherwise hard to tell from a bridge that is down.
       request.resume();
-      sendSecurityRefusal(response, refusal);
-      reportRejectedExchange(dependencies.onTraffic, refusal.status, refusal);
+      const answer = sendSecurityRefusal(response, refusal);
+      reportRejectedExchange(dependencies.onTraffic, answer.status, answer.body.error);
       return;
     }
     const locals: ExchangeLocals = {};

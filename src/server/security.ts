@@ -1,8 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import { createOpenAiErrorBody } from '../core/openai-error.ts';
-import { sendJson } from './send-json.ts';
+import { sendFailure, type HttpAnswer, type SecurityRefusal } from './failure-map.ts';
 
 /**
  * A local bridge is reachable by every process on the machine and every web page in the user's
@@ -49,13 +48,6 @@ export function tokensMatch(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
-/** Why a request is refused before anything else happens; null lets it through. */
-export interface SecurityRefusal {
-  status: 400 | 401 | 403;
-  message: string;
-  code: string;
-}
-
 /**
  * The checks themselves, on Node's own request type: the Express middleware below and the
  * `POST /v1/responses` route (responses-route.ts) both run them, so no path skips one.
@@ -64,16 +56,16 @@ export function createSecurityCheck(options: SecurityOptions): (request: Incomin
   const extraHostnames = new Set(options.allowedHostnames.map((name) => name.toLowerCase()));
   return function checkSecurity(request, path) {
     const host = request.headers.host;
-    if (!host) return { status: 400, message: 'request has no Host header', code: 'missing_host' };
+    if (!host) return { reason: 'missing_host', message: 'request has no Host header' };
     const hostname = hostnameOfHostHeader(host);
-    if (hostname === null) return { status: 400, message: `the Host header '${host.slice(0, 100)}' is malformed`, code: 'malformed_host' };
+    if (hostname === null) return { reason: 'malformed_host', message: `the Host header '${host.slice(0, 100)}' is malformed` };
     if (!isLoopbackHostname(hostname) && !extraHostnames.has(hostname.toLowerCase())) {
       // DNS rebinding: a web page's own domain resolving to 127.0.0.1 still sends its own Host.
-      return { status: 403, message: `Host '${host}' is not a loopback address; freeform-bridge refuses it (DNS-rebinding protection)`, code: 'host_not_allowed' };
+      return { reason: 'host_not_allowed', message: `Host '${host}' is not a loopback address; freeform-bridge refuses it (DNS-rebinding protection)` };
     }
     if (request.headers.origin !== undefined || request.method === 'OPTIONS') {
       // Codex never sends Origin; browsers always do for cross-site requests and preflights.
-      return { status: 403, message: 'requests from web pages (with an Origin header or a CORS preflight) are refused by freeform-bridge', code: 'origin_not_allowed' };
+      return { reason: 'origin_not_allowed', message: 'requests from web pages (with an Origin header or a CORS preflight) are refused by freeform-bridge' };
     }
     const token = options.getToken();
     if (token !== null && !OPEN_PATHS.has(path)) {
@@ -81,11 +73,10 @@ export function createSecurityCheck(options: SecurityOptions): (request: Incomin
       const presented = authorization.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : '';
       if (!presented || !tokensMatch(presented, token)) {
         return {
-          status: 401,
+          reason: 'invalid_bridge_token',
           message: presented
             ? 'the bridge token is wrong (Authorization: Bearer …)'
             : 'the bridge requires a token: send Authorization: Bearer <token> (the Codex profile written by freeform-bridge does this)',
-          code: 'invalid_bridge_token',
         };
       }
     }
@@ -93,23 +84,18 @@ export function createSecurityCheck(options: SecurityOptions): (request: Incomin
   };
 }
 
-/**
- * `Connection: close` makes Node close the socket once the answer is out instead of reading the
- * request's body to its end to keep the connection: a process without the token could otherwise hold
- * the socket (and a file descriptor of the bridge's process) for as long as it sends body bytes.
- */
-export function sendSecurityRefusal(response: ServerResponse, refusal: SecurityRefusal): void {
-  sendJson(response, refusal.status, createOpenAiErrorBody(refusal.message, { type: 'invalid_request_error', code: refusal.code }), { connection: 'close' });
+/** Answers a refused request (failure-map.ts picks the status); returns what was sent. */
+export function sendSecurityRefusal(response: ServerResponse, refusal: SecurityRefusal): HttpAnswer {
+  return sendFailure(response, { kind: 'refused', refusal });
 }
 
 /** `onRefused` hears every refusal (the app reports those of `/v1/responses` to the panel and the log). */
-export function createSecurityMiddleware(options: SecurityOptions, onRefused: (path: string, refusal: SecurityRefusal) => void = () => undefined) {
+export function createSecurityMiddleware(options: SecurityOptions, onRefused: (path: string, answer: HttpAnswer) => void = () => undefined) {
   const check = createSecurityCheck(options);
   return function checkSecurity(request: Request, response: Response, next: NextFunction): void {
     const refusal = check(request, request.path);
     if (refusal) {
-      sendSecurityRefusal(response, refusal);
-      onRefused(request.path, refusal);
+      onRefused(request.path, sendSecurityRefusal(response, refusal));
       return;
     }
     next();

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mapUpstreamHttpError } from '../../src/core/map-upstream-http-error.ts';
+import { classifyEngineRefusal } from '../../src/core/engine-error.ts';
+import { mapFailureToHttp } from '../../src/server/failure-map.ts';
 import type { ExchangeStartEvent } from '../../src/core/traffic-event.ts';
 import { postResponses, readCapture, readSseEvents, startTestBridge, type StartedBridge } from '../support/bridge-harness.ts';
 import { assertCodexAcceptsStream } from '../support/codex-stream-oracle.ts';
@@ -218,7 +219,7 @@ if (lookup.kit === null) {
         });
         const text = await response.text();
         assert.equal(response.status, 400, text);
-        const mapped = mapUpstreamHttpError(response.status, text, { backendUrl: server.backendUrl, model: 'm', retryAfter: null });
+        const mapped = mapFailureToHttp({ kind: 'engine-refusal', refusal: classifyEngineRefusal(response.status, text, { backendUrl: server.backendUrl, model: 'm', retryAfter: null }) });
         assert.equal(mapped.status, 400);
         assert.equal(mapped.body.error.code, 'backend_rejected_request');
         assert.match(mapped.body.error.message, /Invalid tool_choice: banana/);

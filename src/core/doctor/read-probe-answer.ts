@@ -1,5 +1,5 @@
 import { chatCompletionSchema } from '../chat/chat-completions-api.ts';
-import { extractUpstreamErrorDetails } from '../map-upstream-http-error.ts';
+import { readEngineErrorText } from '../engine-error.ts';
 import { parseJson } from '../parse-json.ts';
 import { parseChatStreamEvent, SseDecoder } from '../sse/sse-decoder.ts';
 
@@ -25,7 +25,7 @@ function argumentText(value: string | Record<string, unknown> | null | undefined
 }
 
 export function readChatProbeAnswer(status: number, body: string, streamed: boolean): ChatProbeResult {
-  if (status !== 200) return { outcome: 'refused', status, message: extractUpstreamErrorDetails(body).message };
+  if (status !== 200) return { outcome: 'refused', status, message: readEngineErrorText(body).message };
   return streamed ? readStream(body) : readCompletion(body);
 }
 

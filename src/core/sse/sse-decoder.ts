@@ -1,6 +1,6 @@
 import { chatCompletionChunkSchema, type ChatCompletionChunk } from '../chat/chat-completions-api.ts';
-import { isContextOverflowMessage } from '../map-upstream-error.ts';
-import { isPlainObject, parseJson } from '../parse-json.ts';
+import { isContextOverflow, readEngineErrorEnvelope, readEngineErrorText, type EngineError } from '../engine-error.ts';
+import { parseJson } from '../parse-json.ts';
 import * as z from '../schema/zod.ts';
 
 /** Every streamed chunk is checked. */
@@ -244,7 +244,7 @@ export type ChatStreamEvent =
  */
 export function parseChatStreamEvent(event: SseEvent): ChatStreamEvent {
   const errorField = event.unknownFields.find((field) => field.name.toLowerCase() === 'error');
-  if (errorField !== undefined) return createErrorEvent(readErrorFieldValue(errorField.value), errorField.value);
+  if (errorField !== undefined) return createErrorEvent(readEngineErrorText(errorField.value), errorField.value);
 
   if (isDoneSentinel(event)) return { kind: 'done' };
 
@@ -259,8 +259,8 @@ export function parseChatStreamEvent(event: SseEvent): ChatStreamEvent {
   const parsed = parseJson(raw);
   if (!parsed.success) return { kind: 'invalid', message: `backend sent a chunk that is not JSON: ${parsed.error.message}`, raw };
 
-  const errorDetails = readErrorEnvelope(parsed.value);
-  if (errorDetails !== null) return createErrorEvent(errorDetails, raw);
+  const error = readEngineErrorEnvelope(parsed.value);
+  if (error !== null) return createErrorEvent(error, raw);
 
   const chunk = parseChunk(parsed.value);
   if (!chunk.success) {
@@ -271,51 +271,6 @@ export function parseChatStreamEvent(event: SseEvent): ChatStreamEvent {
   return { kind: 'chunk', chunk: chunk.data, raw };
 }
 
-interface ErrorDetails {
-  message: string;
-  type: string | null;
-}
-
-function createErrorEvent(details: ErrorDetails, raw: string): ChatStreamEvent {
-  const code = isContextOverflowMessage(details.message, details.type) ? 'context_length_exceeded' : 'server_error';
-  return { kind: 'error', message: details.message, code, raw };
-}
-
-/**
- * The error shapes engines put in a stream: nested `{"error":{…}}` (vLLM, llama.cpp), `{"error":"…"}`
- * (vLLM elastic-EP, LM Studio) and SGLang's flat `{"object":"error",…}`. Null when it is no error.
- */
-function readErrorEnvelope(value: unknown): ErrorDetails | null {
-  if (!isPlainObject(value)) return null;
-  const nested = value.error;
-  if (nested !== undefined && nested !== null) {
-    if (typeof nested === 'string') return { message: nested, type: null };
-    if (isPlainObject(nested)) {
-      const type = typeof nested.type === 'string' ? nested.type : null;
-      if (typeof nested.message === 'string') return { message: nested.message, type };
-      return { message: JSON.stringify(nested), type };
-    }
-    return { message: JSON.stringify(nested), type: null };
-  }
-  if (value.object === 'error') {
-    const type = typeof value.type === 'string' ? value.type : null;
-    return { message: typeof value.message === 'string' ? value.message : JSON.stringify(value), type };
-  }
-  return null;
-}
-
-/** The llama.cpp `error:` field holds a flat `{code, message, type}` object; accept any envelope or text. */
-function readErrorFieldValue(text: string): ErrorDetails {
-  const parsed = parseJson(text);
-  if (parsed.success) {
-    const envelope = readErrorEnvelope(parsed.value);
-    if (envelope !== null) return envelope;
-    const value = parsed.value;
-    if (typeof value === 'string') return { message: value, type: null };
-    if (isPlainObject(value) && typeof value.message === 'string') {
-      return { message: value.message, type: typeof value.type === 'string' ? value.type : null };
-    }
-  }
-  const trimmed = text.trim();
-  return { message: trimmed.length > 0 ? trimmed : 'backend reported an error without a message', type: null };
+function createErrorEvent(error: EngineError, raw: string): ChatStreamEvent {
+  return { kind: 'error', message: error.message, code: isContextOverflow(error) ? 'context_length_exceeded' : 'server_error', raw };
 }

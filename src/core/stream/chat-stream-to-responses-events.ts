@@ -4,7 +4,7 @@ import { createCallId as createRandomCallId, createItemId as createRandomItemId,
 import { createCallIdDeduplicator, liftNativeCustomToolCall, liftToolCall, readChatToolCallArguments } from '../lift/lift-tool-call.ts';
 import { mapChatUsageToResponsesUsage } from '../lift/map-chat-usage.ts';
 import { mapChatFinishReason, type MappedChatFinishReason } from '../map-chat-finish-reason.ts';
-import { isContextOverflowMessage } from '../map-upstream-error.ts';
+import { isContextOverflow, readEngineErrorEnvelope } from '../engine-error.ts';
 import type {
   ResponsesCustomToolCallItem,
   ResponsesFunctionCallItem,
@@ -161,12 +161,11 @@ export class ChatStreamTranslator {
     if (this.isTerminated) return [];
     this.beginBatch();
     this.ensureStarted();
-    const errorMessage = readErrorFrame(chunk);
-    if (errorMessage !== null) {
+    const error = readEngineErrorEnvelope(chunk);
+    if (error !== null) {
       // The SSE layer normally turns error frames into fail(); an error frame that reaches us
       // anyway must still end the stream as failed, never be read as an empty success.
-      const code = isContextOverflowMessage(errorMessage) ? 'context_length_exceeded' : 'server_error';
-      this.emitFailed(code, `backend stream failed: ${errorMessage}`);
+      this.emitFailed(isContextOverflow(error) ? 'context_length_exceeded' : 'server_error', `backend stream failed: ${error.message}`);
       return this.endBatch();
     }
     if (chunk.usage) this.usage = chunk.usage;
@@ -697,16 +696,4 @@ function pickFirstChoice(chunk: ChatCompletionChunk): NonNullable<ChatCompletion
   if (!choices || choices.length === 0) return null;
   // Only choices[0] is used; engines that number choices put it at index 0.
   return choices.find((choice) => (choice.index ?? 0) === 0) ?? null;
-}
-
-/** The text of a mid-stream error frame (vLLM/llama.cpp nested `error`, SGLang flat `object:"error"`). */
-function readErrorFrame(chunk: ChatCompletionChunk): string | null {
-  const error = chunk.error;
-  if (error !== undefined && error !== null) {
-    if (typeof error === 'string') return error;
-    if (typeof error === 'object' && 'message' in error && typeof error.message === 'string') return error.message;
-    return JSON.stringify(error);
-  }
-  if (chunk.object === 'error') return chunk.message ?? 'error frame without a message';
-  return null;
 }

@@ -1,7 +1,8 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { mapUpstreamHttpError } from '../../../src/core/map-upstream-http-error.ts';
+import { classifyEngineRefusal } from '../../../src/core/engine-error.ts';
+import { mapFailureToHttp } from '../../../src/server/failure-map.ts';
 import { isPlainObject } from '../../../src/core/parse-json.ts';
 import { fixturePath } from '../../support/fixtures.ts';
 import { startMockBackend, type MockBackend, type MockBackendOptions, type MockTurn } from '../../support/mock-backend/create-mock-backend.ts';
@@ -253,7 +254,7 @@ describe("the bridge's mapping of the real llama-server error bodies", () => {
   for (const testCase of cases) {
     it(`${testCase.folder}/${testCase.name} → ${testCase.status} ${testCase.code}`, () => {
       const real = readWire(testCase.folder, testCase.name);
-      const mapped = mapUpstreamHttpError(real.status, real.body, context);
+      const mapped = mapFailureToHttp({ kind: 'engine-refusal', refusal: classifyEngineRefusal(real.status, real.body, context) });
       assert.equal(mapped.status, testCase.status);
       assert.equal(mapped.body.error.code, testCase.code);
       assert.match(mapped.body.error.message, testCase.message);

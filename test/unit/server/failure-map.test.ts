@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidRequestError, UnsupportedFeatureError, UpstreamConnectionError } from '../../../src/core/errors.ts';
 import type { Logger } from '../../../src/core/logger.ts';
-import { mapUpstreamHttpError } from '../../../src/core/map-upstream-http-error.ts';
+import { classifyEngineRefusal } from '../../../src/core/engine-error.ts';
 import { answerFailure, mapFailureToHttp, mapFailureToStreamError, type Failure, type FailureTarget, type HttpAnswer, type StreamFailure } from '../../../src/server/failure-map.ts';
 import { createBodyError, createInvalidUtf8Error } from '../../../src/server/request-body-checks.ts';
 
@@ -12,15 +12,20 @@ function thrown(error: unknown, during: 'request' | 'backend-call' | 'bridge' = 
   return { kind: 'thrown', error, during };
 }
 
+/** A backend's error answer as the exchange reports it: classified by core, answered by the map. */
+function engineRefusal(status: number, body: string, retryAfter: string | null = null): Failure {
+  return { kind: 'engine-refusal', refusal: classifyEngineRefusal(status, body, { backendUrl: 'http://b/v1', model: 'm', retryAfter }) };
+}
+
 function createLogger(): Logger & { errors: string[] } {
   const errors: string[] = [];
   return { errors, debug: () => {}, info: () => {}, warn: () => {}, error: (message) => errors.push(message) };
 }
 
-function createTarget(committed: boolean): FailureTarget & { http: HttpAnswer[]; stream: StreamFailure[] } {
+function createTarget(committed: boolean, streams = true): FailureTarget & { http: HttpAnswer[]; stream: StreamFailure[] } {
   const http: HttpAnswer[] = [];
   const stream: StreamFailure[] = [];
-  return { committed, http, stream, sendHttp: (answer) => http.push(answer), failStream: (failure) => stream.push(failure) };
+  return { committed, http, stream, sendHttp: (answer) => http.push(answer), failStream: streams ? (failure) => stream.push(failure) : undefined };
 }
 
 describe('mapFailureToHttp', () => {
@@ -59,9 +64,26 @@ describe('mapFailureToHttp', () => {
     assert.deepEqual(bug, { status: 400, body: { error: { message: 'freeform-bridge internal error: x is undefined', type: 'invalid_request_error', param: null, code: 'bridge_internal_error' } } });
   });
 
-  it('passes the backend status mapping through and maps a failed answer to 400 (overflow) or 503', () => {
-    const mapped = mapUpstreamHttpError(429, '{"error":{"message":"slow down"}}', { backendUrl: 'http://b/v1', model: 'm', retryAfter: '7' });
-    assert.deepEqual(mapFailureToHttp({ kind: 'backend-status', answer: mapped }), { status: 429, body: mapped.body, headers: { 'retry-after': '7' } });
+  it("chooses the status of an engine's refusal, and maps a failed answer to 400 (overflow) or 503", () => {
+    assert.deepEqual(mapFailureToHttp(engineRefusal(429, '{"error":{"message":"slow down"}}', '7')), {
+      status: 429,
+      headers: { 'retry-after': '7' },
+      body: { error: { message: 'backend at http://b/v1 is rate limiting (HTTP 429): slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } },
+    });
+    assert.deepEqual(mapFailureToHttp(engineRefusal(429, 'slow')).headers, { 'retry-after': '2' });
+    const overflow = mapFailureToHttp(engineRefusal(400, '{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}'));
+    assert.deepEqual([overflow.status, overflow.body.error.code, overflow.body.error.param], [400, 'context_length_exceeded', 'input']);
+    for (const [status, body, answered, code] of [
+      [401, 'bad key', 400, 'backend_unauthorized'],
+      [404, 'no such model', 400, 'model_not_found'],
+      [422, 'bad field', 400, 'backend_rejected_request'],
+      [500, 'tools param requires --jinja flag', 400, 'backend_rejected_request'],
+      [502, 'Bad Gateway', 503, 'backend_unavailable'],
+    ] as const) {
+      const answer = mapFailureToHttp(engineRefusal(status, body));
+      assert.deepEqual([answer.status, answer.body.error.code], [answered, code], `${status} ${body}`);
+    }
+    assert.equal(mapFailureToHttp({ kind: 'engine-refusal', refusal: { kind: 'url_without_v1', message: 'm' } }).body.error.code, 'backend_url_without_v1');
     assert.deepEqual(mapFailureToHttp({ kind: 'answer-failed', code: 'context_length_exceeded', message: 'too long' }), {
       status: 400,
       body: { error: { message: 'too long', type: 'invalid_request_error', param: null, code: 'context_length_exceeded' } },
@@ -84,10 +106,8 @@ describe('mapFailureToStreamError', () => {
   });
 
   it('keeps context overflow as its own code and makes every other code server_error', () => {
-    const overflow = mapUpstreamHttpError(400, '{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}', { backendUrl: 'http://b/v1', model: 'm', retryAfter: null });
-    assert.equal(mapFailureToStreamError({ kind: 'backend-status', answer: overflow }).code, 'context_length_exceeded');
-    const unavailable = mapUpstreamHttpError(502, 'bad gateway', { backendUrl: 'http://b/v1', model: 'm', retryAfter: null });
-    assert.deepEqual(mapFailureToStreamError({ kind: 'backend-status', answer: unavailable }), { code: 'server_error', message: unavailable.body.error.message });
+    assert.equal(mapFailureToStreamError(engineRefusal(400, '{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}')).code, 'context_length_exceeded');
+    assert.deepEqual(mapFailureToStreamError(engineRefusal(502, 'bad gateway')), { code: 'server_error', message: 'backend unavailable (HTTP 502 from http://b/v1): bad gateway' });
     assert.deepEqual(mapFailureToStreamError({ kind: 'answer-failed', code: 'backend_unavailable', message: 'm' }), { code: 'server_error', message: 'm' });
   });
 });
@@ -100,7 +120,7 @@ describe('answerFailure', () => {
     assert.deepEqual(before.stream, []);
 
     const after = createTarget(true);
-    answerFailure({ kind: 'backend-status', answer: mapUpstreamHttpError(503, 'busy', { backendUrl: 'http://b/v1', model: 'm', retryAfter: null }) }, after, createLogger());
+    answerFailure(engineRefusal(503, 'busy'), after, createLogger());
     assert.deepEqual(after.http, []);
     assert.equal(after.stream[0]?.code, 'server_error');
   });
@@ -110,6 +130,28 @@ describe('answerFailure', () => {
     answerFailure({ kind: 'answer-failed', code: 'server_error', message: 'backend sent nothing' }, target, createLogger());
     assert.deepEqual(target.stream, [{ code: 'server_error', message: 'backend sent nothing' }]);
     assert.deepEqual(target.http, []);
+  });
+
+  it("tells a JSON request's failed answer as HTTP, once", () => {
+    const target = createTarget(false, false);
+    answerFailure({ kind: 'answer-failed', code: 'context_length_exceeded', message: 'too long' }, target, createLogger());
+    assert.deepEqual(target.http, [{ status: 400, body: { error: { message: 'too long', type: 'invalid_request_error', param: null, code: 'context_length_exceeded' } } }]);
+    assert.deepEqual(target.stream, []);
+  });
+
+  it('answers refused requests and unknown routes with their own statuses', () => {
+    const refused = (reason: 'missing_host' | 'host_not_allowed' | 'invalid_bridge_token') => mapFailureToHttp({ kind: 'refused', refusal: { reason, message: reason } });
+    assert.deepEqual(refused('invalid_bridge_token'), {
+      status: 401,
+      headers: { connection: 'close' },
+      body: { error: { message: 'invalid_bridge_token', type: 'invalid_request_error', param: null, code: 'invalid_bridge_token' } },
+    });
+    assert.equal(refused('host_not_allowed').status, 403);
+    assert.equal(refused('missing_host').status, 400);
+    assert.equal(mapFailureToHttp({ kind: 'no-route', method: 'GET', path: '/v1/responses', websocket: true }).status, 426);
+    const missing = mapFailureToHttp({ kind: 'no-route', method: 'POST', path: '/responses', websocket: false });
+    assert.deepEqual([missing.status, missing.body.error.code], [404, 'not_found']);
+    assert.match(missing.body.error.message, /no route POST \/responses .*base_url must end in \/v1/);
   });
 
   it('logs bridge bugs, not refusals or an unreachable backend', () => {
