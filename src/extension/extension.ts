@@ -9,6 +9,7 @@ import { providerIdForProfile } from '../core/codex-config/codex-profile-options
 import { isCodexDefaultPointedAtBridge } from '../codex-config/plan-codex-config-write.ts';
 import { resolveCodexHome } from './codex-command.ts';
 import { registerCopyCodexCommand } from './commands/copy-codex-command.ts';
+import { registerExportTrafficCommand } from './commands/export-traffic.ts';
 import { registerSetBackendApiKeyCommand } from './commands/set-backend-api-key.ts';
 import { registerShowLogCommand } from './commands/show-log.ts';
 import { registerShowTrafficCommand } from './commands/show-traffic.ts';
@@ -88,6 +89,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Freefo
     registerStopCommand(services),
     registerToggleCommand(services),
     registerShowTrafficCommand(trafficPanel),
+    registerExportTrafficCommand(trafficPanel),
     registerSetBackendApiKeyCommand(services),
     registerCopyCodexCommand(services),
     registerShowLogCommand(services),

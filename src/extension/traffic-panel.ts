@@ -12,8 +12,6 @@ import { DEFAULT_BACKEND_URL, DEFAULT_TRAFFIC_BUFFER_SIZE, MAX_TRAFFIC_BUFFER_SI
 import { TrafficStore } from './traffic-store.ts';
 
 export const TRAFFIC_PANEL_VIEW_TYPE = 'freeformBridge.traffic';
-/** Saves the session as JSON Lines; an argument `{ uri }` (Uri or file path) skips the save dialog. */
-export const EXPORT_TRAFFIC_COMMAND = 'freeformBridge.exportTraffic';
 const BUFFER_SIZE_SETTING = 'freeformBridge.trafficBufferSize';
 /** The webview bundle folder (scripts/build.mjs): the only folder the webview may load from. */
 const MEDIA_FOLDER = ['dist', 'media'] as const;
@@ -97,7 +95,6 @@ export class TrafficPanel implements vscode.Disposable {
         if (removed.length > 0) this.post({ type: 'traffic/exchange/remove', exchangeIds: removed, stats: this.store.getStats() });
         else this.post({ type: 'traffic/snapshot', exchanges: this.store.getSummaries(), stats: this.store.getStats() });
       }),
-      vscode.commands.registerCommand(EXPORT_TRAFFIC_COMMAND, (argument?: unknown) => this.exportSession(argument)),
     );
   }
 
@@ -238,7 +235,8 @@ export class TrafficPanel implements vscode.Disposable {
     }
   }
 
-  private async exportSession(argument: unknown): Promise<ExportTrafficResult> {
+  /** Writes the kept round trips as JSON Lines to `argument.uri`, or where the save dialog says. */
+  async exportSession(argument: unknown): Promise<ExportTrafficResult> {
     let target: vscode.Uri | undefined;
     const given = typeof argument === 'object' && argument !== null ? (argument as { uri?: unknown }).uri : undefined;
     if (given instanceof vscode.Uri) target = given;
