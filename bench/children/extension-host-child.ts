@@ -13,7 +13,8 @@ import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'n
 import { parseArgs } from 'node:util';
 import type { Logger } from '../../src/core/logger.ts';
 import { redactSecrets } from '../../src/core/redact-secrets.ts';
-import type { BridgeTrafficEvent } from '../../src/core/traffic-event.ts';
+import { encodeStartEvent } from '../../src/core/chat-request-fragments.ts';
+import type { BridgeTrafficEvent, TrafficEvent } from '../../src/core/traffic-event.ts';
 import { TrafficStore } from '../../src/extension/traffic-store.ts';
 import { startBridgeInWorker } from '../../src/server/start-bridge-in-worker.ts';
 import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
@@ -37,12 +38,16 @@ function send(message: ChildMessage): void {
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { backend: { type: 'string' }, mode: { type: 'string' }, worker: { type: 'string' } } });
   if (!values.backend) throw new Error('bench extension host: --backend URL is required');
-  const store = new TrafficStore({ redactText: (text) => redactSecrets(text, SECRETS) });
+  const redact = (text: string): string => redactSecrets(text, SECRETS);
+  const store = new TrafficStore({ redactText: redact });
   const onTraffic = (event: BridgeTrafficEvent): void => void store.apply(event);
+  // The bridge on this thread (as before the worker) hands its start events over as objects; they are
+  // encoded here, on this thread, into the form the store takes, as the worker does on its own.
+  const onTrafficHere = (event: TrafficEvent): void => onTraffic(event.type === 'exchange-start' ? encodeStartEvent(event, redact) : event);
   const common = { backendUrl: values.backend, host: '127.0.0.1', port: 0, logger, getSecrets: () => SECRETS };
   let bridge: RunningBridge;
   if (values.mode === 'worker') bridge = await startBridgeInWorker({ ...common, onTraffic, workerScript: values.worker });
-  else if (values.mode === 'in-process') bridge = await startBridgeServer({ ...common, onTraffic });
+  else if (values.mode === 'in-process') bridge = await startBridgeServer({ ...common, onTraffic: onTrafficHere });
   else throw new Error(`bench extension host: --mode must be in-process or worker, not ${String(values.mode)}`);
 
   const histogram = monitorEventLoopDelay({ resolution: 1 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ChatRequest } from './chat/chat-completions-api.ts';
-import type { ChatRequestParts, EncodedChatRequest, EncodedFragment } from './traffic-event.ts';
+import { omitStartFields, type ChatRequestParts, type EncodedChatRequest, type EncodedExchangeStartEvent, type EncodedFragment, type ExchangeStartEvent } from './traffic-event.ts';
 
 /*
  * A lowered Chat request cut into the parts the traffic panel keeps once each: the head (the request
@@ -71,6 +71,17 @@ export function encodeChatRequestParts(parts: ChatRequestParts, redactText: (tex
   const [head, ...rest] = fragments as [EncodedFragment, ...EncodedFragment[]];
   const tools = parts.tools === null ? null : (rest.pop() ?? null);
   return { bytes, head, messages: rest, tools };
+}
+
+/**
+ * A start event in the one form the extension host takes (src/server/bridge-worker-entry.ts sends it):
+ * the lowered request encoded, from the parts the exchange sent upstream when it kept them.
+ */
+export function encodeStartEvent(event: ExchangeStartEvent, redactText: (text: string) => string): EncodedExchangeStartEvent {
+  // Only the parts are read when there are parts: the request with its real text may be built on first read.
+  const head = omitStartFields(event, ['loweredRequest', 'loweredRequestParts']);
+  const parts = event.loweredRequestParts;
+  return { ...head, encodedRequest: parts ? encodeChatRequestParts(parts, redactText) : encodeChatRequest(event.loweredRequest, redactText) };
 }
 
 /** One part's text. */

@@ -113,8 +113,12 @@ export interface EncodedExchangeStartEvent extends Omit<ExchangeStartEvent, 'low
   encodedRequest: EncodedChatRequest;
 }
 
-/** What a consumer beside a bridge in a worker thread hears: any event, the start possibly encoded. */
-export type BridgeTrafficEvent = TrafficEvent | EncodedExchangeStartEvent;
+/**
+ * What the extension host hears from a bridge in a worker thread, its own or the one it follows in
+ * another window: every event as the bridge reports it, but the start always encoded. The traffic
+ * store takes this one form.
+ */
+export type BridgeTrafficEvent = Exclude<TrafficEvent, ExchangeStartEvent> | EncodedExchangeStartEvent;
 
 export type BridgeTrafficListener = (event: BridgeTrafficEvent) => void;
 

@@ -1,5 +1,4 @@
-import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
-import { decodeFragment, splitChatRequest } from '../core/chat-request-fragments.ts';
+import { decodeFragment } from '../core/chat-request-fragments.ts';
 import type { EncodedChatRequest, EncodedFragment } from '../core/traffic-event.ts';
 import { isPlainObject, parseJson } from '../core/parse-json.ts';
 
@@ -10,8 +9,7 @@ import { isPlainObject, parseJson } from '../core/parse-json.ts';
  * reference-counted pool, and every request is a list of references: a long session costs about
  * one copy of its history, not one per turn.
  *
- * A request arrives in one of two forms. As objects (a bridge on this thread, a followed bridge): each
- * part is serialised and redacted here and keyed by its text. Encoded (a bridge in a worker thread):
+ * A request arrives encoded by the bridge's worker thread (its own bridge's or a followed one's):
  * its parts come serialised and redacted already, each with a content hash, and are keyed by that
  * hash, so a part the pool holds costs one Map lookup. The parts it does not hold are copied, all
  * of one request's together, into one block of UTF-8 bytes, and decoded only when read (the panel
@@ -20,23 +18,6 @@ import { isPlainObject, parseJson } from '../core/parse-json.ts';
  * until its last part is freed, so the budget sees what is really kept.
  */
 
-/** Keys of encoded parts; a text key is JSON (it starts with `{` or `[`) and can never look like this. */
-const HASH_KEY_PREFIX = 'sha256:';
-
-/** A JSON fragment kept once however many requests contain it. */
-export interface PoolEntry {
-  /** The text itself, or the part's content hash (encoded requests). */
-  readonly key: string;
-  /** The JSON text (decoded on each read for a part kept as bytes). */
-  readonly text: string;
-  references: number;
-  /** UTF-8 length, for the request size shown in the list. */
-  readonly utf8Bytes: number;
-  /** UTF-16 bytes of a text; 0 for a part kept as bytes (its block is counted instead). */
-  readonly retainedBytes: number;
-  /** The block holding the part's bytes; null for a text. */
-  readonly block: ByteBlock | null;
-}
 
 /** The new parts of one encoded request, copied out of its transferred buffer (which is not kept). */
 interface ByteBlock {
@@ -47,13 +28,14 @@ interface ByteBlock {
 
 const utf8 = new TextDecoder();
 
-/** A part kept as bytes, decoded on each read. */
-class BytesEntry implements PoolEntry {
+/** A JSON fragment kept once however many requests contain it, as bytes decoded on each read. */
+export class PoolEntry {
   references = 0;
-  readonly retainedBytes = 0;
+  /** UTF-8 length, for the request size shown in the list. */
   readonly utf8Bytes: number;
 
   constructor(
+    /** The part's content hash. */
     readonly key: string,
     private readonly bytes: Uint8Array,
     readonly block: ByteBlock,
@@ -91,18 +73,9 @@ export class RequestPool {
     return this.pooledBytes;
   }
 
-  store(request: ChatRequest): StoredRequest {
-    const parts = splitChatRequest(request);
-    return {
-      head: this.redactText(parts.head),
-      messages: parts.messages.map((message) => this.acquire(message)),
-      tools: parts.tools === null ? null : this.acquire(parts.tools),
-    };
-  }
-
-  /** A request from a bridge in a worker thread: its parts were redacted there; only unknown ones are copied. */
+  /** A request as the worker thread encoded it: its parts were redacted there; only unknown ones are copied. */
   storeEncoded(request: EncodedChatRequest): StoredRequest {
-    const keyOf = (fragment: EncodedFragment): string => `${HASH_KEY_PREFIX}${fragment.hash}`;
+    const keyOf = (fragment: EncodedFragment): string => fragment.hash;
     const parts = request.tools === null ? request.messages : [...request.messages, request.tools];
     const fresh = new Map<string, EncodedFragment>();
     let freshBytes = 0;
@@ -118,7 +91,7 @@ export class RequestPool {
       let offset = 0;
       for (const [key, fragment] of fresh) {
         copy.set(request.bytes.subarray(fragment.offset, fragment.offset + fragment.length), offset);
-        this.entries.set(key, new BytesEntry(key, copy.subarray(offset, offset + fragment.length), block));
+        this.entries.set(key, new PoolEntry(key, copy.subarray(offset, offset + fragment.length), block));
         offset += fragment.length;
       }
       this.pooledBytes += block.byteLength;
@@ -147,25 +120,10 @@ export class RequestPool {
     this.pooledBytes = 0;
   }
 
-  private acquire(json: string): PoolEntry {
-    const text = this.redactText(json);
-    const existing = this.entries.get(text);
-    if (existing) {
-      existing.references += 1;
-      return existing;
-    }
-    const entry: PoolEntry = { key: text, text, references: 1, utf8Bytes: Buffer.byteLength(text, 'utf8'), retainedBytes: stringBytes(text), block: null };
-    this.entries.set(text, entry);
-    this.pooledBytes += entry.retainedBytes;
-    return entry;
-  }
-
   private release(entry: PoolEntry): void {
     entry.references -= 1;
     if (entry.references > 0) return;
     this.entries.delete(entry.key);
-    this.pooledBytes -= entry.retainedBytes;
-    if (entry.block === null) return;
     entry.block.liveEntries -= 1;
     if (entry.block.liveEntries === 0) this.pooledBytes -= entry.block.byteLength;
   }

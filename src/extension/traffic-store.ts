@@ -1,5 +1,5 @@
 import { DEFAULT_TRAFFIC_BUFFER_SIZE, MAX_TRAFFIC_BUFFER_SIZE, MIN_TRAFFIC_BUFFER_SIZE } from '../core/defaults.ts';
-import type { BridgeTrafficEvent, EncodedExchangeStartEvent, ExchangeStartEvent } from '../core/traffic-event.ts';
+import type { BridgeTrafficEvent, EncodedExchangeStartEvent } from '../core/traffic-event.ts';
 import type { ResponsesOutputItem } from '../core/responses/responses-output.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
 import type { BodyContent, BodyReference, ExchangeDetail, ExchangeSummary, TrafficStats } from '../shared/webview-protocol.ts';
@@ -206,14 +206,14 @@ export class TrafficStore {
 
   // ---------- internals ----------
 
-  private start(event: ExchangeStartEvent | EncodedExchangeStartEvent): TrafficStoreChange {
+  private start(event: EncodedExchangeStartEvent): TrafficStoreChange {
     const summary = this.createSummary(event.exchangeId, event.startedAt);
     summary.roundTrip = { ...event.roundTrip };
     summary.model = event.model;
     summary.upstreamModel = event.upstreamModel;
     summary.stream = event.clientStream;
     summary.requestBytes = event.requestBytes;
-    const request = 'encodedRequest' in event ? this.pool.storeEncoded(event.encodedRequest) : this.pool.store(event.loweredRequest);
+    const request = this.pool.storeEncoded(event.encodedRequest);
     summary.loweredRequestBytes = measureStoredRequest(request);
     const original = toJsonText(event.toolChoice.original);
     const sent = toJsonText(event.toolChoice.sent);

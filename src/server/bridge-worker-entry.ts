@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeChatRequest, encodeChatRequestParts } from '../core/chat-request-fragments.ts';
+import { encodeStartEvent } from '../core/chat-request-fragments.ts';
 import type { Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import { omitStartFields, type TrafficEvent } from '../core/traffic-event.ts';
+import type { TrafficEvent } from '../core/traffic-event.ts';
 import { followBridgeTraffic } from './bridge-sharing-client.ts';
 import type { BridgeWorkerData, HostToWorkerMessage, LogLevel, WorkerToHostMessage } from './bridge-worker-protocol.ts';
 import { startBridgeServer, type RunningBridge } from './start-server.ts';
@@ -59,12 +59,9 @@ function sendTraffic(event: TrafficEvent): void {
     send({ type: 'traffic', event });
     return;
   }
-  // Only the parts are read when there are parts: the request with its real text may be built on first read.
-  const head = omitStartFields(event, ['loweredRequest', 'loweredRequestParts']);
-  const parts = event.loweredRequestParts;
-  // The exchange serialised the request by parts and sent their text upstream: encoded from those.
-  const encodedRequest = parts ? encodeChatRequestParts(parts, redact) : encodeChatRequest(event.loweredRequest, redact);
-  send({ type: 'traffic', event: { ...head, encodedRequest } }, [encodedRequest.bytes.buffer as ArrayBuffer]);
+  // A bridge here serialises each request by parts and sends their text upstream: encoded from those.
+  const encoded = encodeStartEvent(event, redact);
+  send({ type: 'traffic', event: encoded }, [encoded.encodedRequest.bytes.buffer as ArrayBuffer]);
 }
 
 function flushTraffic(): void {

@@ -1,6 +1,6 @@
 import type { BridgeOptions } from '../core/bridge-options.ts';
 import type { GrammarEnforcementSetting } from './grammar-enforcement.ts';
-import type { EncodedExchangeStartEvent, TrafficEvent } from '../core/traffic-event.ts';
+import type { BridgeTrafficEvent } from '../core/traffic-event.ts';
 
 /*
  * Messages between the bridge's worker thread (bridge-worker-entry.ts) and the thread that started it
@@ -49,7 +49,7 @@ export type WorkerToHostMessage =
   | { type: 'start-failed'; message: string; cause: { message: string; code: string | null } | null }
   | { type: 'log'; level: LogLevel; message: string; details?: Record<string, unknown> }
   /** Deltas, ends and refusals as they are; a start with its lowered request encoded (its bytes transferred). */
-  | { type: 'traffic'; event: Exclude<TrafficEvent, { type: 'exchange-start' }> | EncodedExchangeStartEvent }
+  | { type: 'traffic'; event: BridgeTrafficEvent }
   /** Following: the traffic stream is open; it skipped a frame that is no traffic event; it ended (not by close). */
   | { type: 'follow-open' }
   | { type: 'follow-skipped'; detail: string }

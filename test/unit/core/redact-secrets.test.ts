@@ -16,7 +16,7 @@ import { WEBVIEW_IDENTIFIER_FIELDS, type HostToWebviewMessage } from '../../../s
 import { createRandom } from '../../support/deterministic-random.ts';
 import { readSseEvents, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
-import { createLoweredRequest, customCall, endEvent, grammarWarning, startEvent } from '../panel/traffic-events.ts';
+import { createLoweredRequest, customCall, encodedStartEvent, endEvent, grammarWarning } from '../panel/traffic-events.ts';
 
 const PLAIN_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 /** Each of these is spelled differently in a JSON string, a URL or a shell word. */
@@ -123,8 +123,10 @@ describe('the log', () => {
 describe('the panel, the export and the curl command', () => {
   function fillStore(key: string): TrafficStore {
     const secrets = [key, BRIDGE_TOKEN];
-    const store = new TrafficStore({ redactText: (text) => redactSecrets(text, secrets), getBackendUrl: () => `https://backend.example/v1?api_key=${key}` });
-    store.apply(startEvent('resp_1', createLoweredRequest([{ role: 'user', content: `my key is ${key}; ${echoKey(key)}` }])));
+    const redact = (text: string): string => redactSecrets(text, secrets);
+    const store = new TrafficStore({ redactText: redact, getBackendUrl: () => `https://backend.example/v1?api_key=${key}` });
+    // Redacted by the bridge's worker thread as it encodes the request, as the extension receives it.
+    store.apply(encodedStartEvent('resp_1', createLoweredRequest([{ role: 'user', content: `my key is ${key}; ${echoKey(key)}` }]), redact));
     store.apply(endEvent('resp_1', [customCall('call_1', `echo ${key}`)], [grammarWarning('call_1', `raw ${key}`)], { outcome: 'failed', error: { code: 'backend_error', message: echoKey(key) } }));
     return store;
   }

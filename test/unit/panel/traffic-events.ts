@@ -5,7 +5,7 @@
 import type { ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
 import type { ResponsesOutputItem } from '../../../src/core/responses/responses-output.ts';
 import type { RoundTripLabel } from '../../../src/core/round-trip-label.ts';
-import { encodeChatRequest } from '../../../src/core/chat-request-fragments.ts';
+import { encodeStartEvent } from '../../../src/core/chat-request-fragments.ts';
 import type { EncodedExchangeStartEvent, ExchangeDeltaEvent, ExchangeEndEvent, ExchangeStartEvent } from '../../../src/core/traffic-event.ts';
 import type { BridgeWarning } from '../../../src/core/warnings.ts';
 
@@ -44,10 +44,16 @@ export function startEvent(exchangeId: string, loweredRequest: ChatRequest = cre
   };
 }
 
-/** The start as a bridge in a worker thread posts it (bridge-worker-entry.ts): the lowered request encoded. */
-export function encodedStartEvent(exchangeId: string, loweredRequest: ChatRequest, redactText: (text: string) => string = (text) => text): EncodedExchangeStartEvent {
-  const { loweredRequest: _objects, ...rest } = startEvent(exchangeId, loweredRequest);
-  return { ...rest, encodedRequest: encodeChatRequest(loweredRequest, redactText) };
+/**
+ * The start as the extension host receives it from the bridge's worker thread (bridge-worker-entry.ts),
+ * the one form the traffic store takes: the lowered request encoded, redacted there with `redactText`.
+ */
+export function encodedStartEvent(
+  exchangeId: string,
+  loweredRequest: ChatRequest = createLoweredRequest([{ role: 'user', content: 'hello' }]),
+  redactText: (text: string) => string = (text) => text,
+): EncodedExchangeStartEvent {
+  return encodeStartEvent(startEvent(exchangeId, loweredRequest), redactText);
 }
 
 export function customCall(callId: string, input: string): ResponsesOutputItem {

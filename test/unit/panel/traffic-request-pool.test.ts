@@ -1,50 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeFragment, encodeChatRequest, splitChatRequest } from '../../../src/core/chat-request-fragments.ts';
-import { measureStoredRequest, rebuildStoredRequest, RequestPool, stringBytes } from '../../../src/extension/traffic-request-pool.ts';
+import { measureStoredRequest, rebuildStoredRequest, RequestPool } from '../../../src/extension/traffic-request-pool.ts';
 import { APPLY_PATCH_TOOL, createLoweredRequest } from './traffic-events.ts';
 
-describe('RequestPool', () => {
-  it('keeps a message shared by two requests once, and frees it with the last request holding it', () => {
-    const pool = new RequestPool((text) => text);
-    const first = { role: 'user' as const, content: 'x'.repeat(1000) };
-    const one = pool.store(createLoweredRequest([first]));
-    const afterOne = pool.bytes;
-    const two = pool.store(createLoweredRequest([first, { role: 'user', content: 'second' }]));
-    assert.equal(one.messages[0], two.messages[0], 'the same entry, not a copy');
-    assert.equal(one.messages[0]?.references, 2);
-    assert.equal(pool.bytes, afterOne + stringBytes(JSON.stringify({ role: 'user', content: 'second' })), 'only the new message and no second tool list');
-    pool.releaseRequest(one);
-    assert.equal(two.messages[0]?.references, 1);
-    pool.releaseRequest(two);
-    assert.equal(pool.bytes, 0);
-  });
-
-  it('rebuilds the request in its original key order and measures its compact JSON exactly', () => {
-    const pool = new RequestPool((text) => text);
-    const request = createLoweredRequest([{ role: 'system', content: 'rules' }, { role: 'user', content: 'héllo 👋' }], { temperature: 0.2 });
-    const stored = pool.store(request);
-    assert.equal(JSON.stringify(rebuildStoredRequest(stored)), JSON.stringify(request));
-    assert.equal(measureStoredRequest(stored), Buffer.byteLength(JSON.stringify(request), 'utf8'));
-    const withoutTools = createLoweredRequest([{ role: 'user', content: 'no tools' }]);
-    delete withoutTools.tools;
-    const bare = pool.store(withoutTools);
-    assert.equal(bare.tools, null);
-    assert.equal(JSON.stringify(rebuildStoredRequest(bare)), JSON.stringify(withoutTools));
-    assert.equal(measureStoredRequest(bare), Buffer.byteLength(JSON.stringify(withoutTools), 'utf8'));
-  });
-
-  it('redacts every fragment before keeping it, so the same message with a secret is pooled as its redacted text', () => {
-    const pool = new RequestPool((text) => text.replaceAll('sk-secret', '[redacted]'));
-    const stored = pool.store(createLoweredRequest([{ role: 'user', content: 'key sk-secret' }], { model: 'sk-secret' }));
-    assert.doesNotMatch(stored.head, /sk-secret/);
-    assert.equal(stored.messages[0]?.text, JSON.stringify({ role: 'user', content: 'key [redacted]' }));
-    pool.clear();
-    assert.equal(pool.bytes, 0);
-  });
-});
-
-describe('RequestPool with encoded requests (a bridge in a worker thread)', () => {
+describe('RequestPool (requests as the worker thread encodes them)', () => {
   const redact = (text: string): string => text.replaceAll('sk-secret', '[redacted]');
 
   it('keeps each part once across turns, looked up by hash, and frees it with the last request holding it', () => {
@@ -85,18 +45,21 @@ describe('RequestPool with encoded requests (a bridge in a worker thread)', () =
     assert.equal(pool.bytes, 0);
   });
 
-  it('rebuilds the same request as the object form, measured the same', () => {
+  it('rebuilds the request in its original key order and measures its compact JSON exactly', () => {
     const request = createLoweredRequest([{ role: 'system', content: 'rules' }, { role: 'user', content: 'héllo 👋 "quoted"' }], { temperature: 0.2 });
     const encoded = new RequestPool((text) => text).storeEncoded(encodeChatRequest(request, (text) => text));
-    const objects = new RequestPool((text) => text).store(request);
     assert.equal(JSON.stringify(rebuildStoredRequest(encoded)), JSON.stringify(request));
-    assert.equal(measureStoredRequest(encoded), measureStoredRequest(objects));
-    assert.deepEqual(encoded.messages.map((entry) => entry.text), objects.messages.map((entry) => entry.text));
+    assert.equal(measureStoredRequest(encoded), Buffer.byteLength(JSON.stringify(request), 'utf8'));
+    assert.deepEqual(
+      encoded.messages.map((entry) => entry.text),
+      request.messages.map((message) => JSON.stringify(message)),
+    );
     const withoutTools = createLoweredRequest([{ role: 'user', content: 'no tools' }]);
     delete withoutTools.tools;
     const bare = new RequestPool((text) => text).storeEncoded(encodeChatRequest(withoutTools, (text) => text));
     assert.equal(bare.tools, null);
     assert.equal(JSON.stringify(rebuildStoredRequest(bare)), JSON.stringify(withoutTools));
+    assert.equal(measureStoredRequest(bare), Buffer.byteLength(JSON.stringify(withoutTools), 'utf8'));
   });
 
   it('keeps the parts as the sender redacted them, and the head redacted here too', () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { encodeChatRequest } from '../../../src/core/chat-request-fragments.ts';
 import type { ExchangeRecord } from '../../../src/extension/traffic-record.ts';
 import { RequestPool } from '../../../src/extension/traffic-request-pool.ts';
 import { searchRecords } from '../../../src/extension/traffic-search.ts';
@@ -14,8 +15,8 @@ describe('searchRecords', () => {
   const pool = new RequestPool((text) => text);
   const shared = { role: 'user' as const, content: 'Refactor the Tokenizer\nnow' };
   const records = [
-    record('resp_1', 1, { request: pool.store(createLoweredRequest([shared])) }),
-    record('resp_2', 2, { request: pool.store(createLoweredRequest([shared, { role: 'user', content: 'next' }])), items: [customCall('call_1', '*** Begin Patch')] }),
+    record('resp_1', 1, { request: pool.storeEncoded(encodeChatRequest(createLoweredRequest([shared]), (text) => text)) }),
+    record('resp_2', 2, { request: pool.storeEncoded(encodeChatRequest(createLoweredRequest([shared, { role: 'user', content: 'next' }]), (text) => text)), items: [customCall('call_1', '*** Begin Patch')] }),
     record('resp_3', 3, { items: [functionCall('call_2', '{"cmd":"make"}')], warnings: [grammarWarning('call_2', 'raw <i>')] }),
   ];
   const evicted = record('resp_4', 4);

@@ -6,7 +6,7 @@ import type { ChatRequest } from '../../../src/core/chat/chat-completions-api.ts
 import { redactSecrets } from '../../../src/core/redact-secrets.ts';
 import { DEFAULT_TRAFFIC_BUFFER_SIZE } from '../../../src/core/defaults.ts';
 import { DEFAULT_MAX_BODY_BYTES, TrafficStore } from '../../../src/extension/traffic-store.ts';
-import { createLoweredRequest, customCall, endEvent, grammarWarning, startEvent } from './traffic-events.ts';
+import { createLoweredRequest, customCall, endEvent, encodedStartEvent, grammarWarning } from './traffic-events.ts';
 
 /*
  * The traffic panel's memory bound: a session of 500 turns with 2 MB lowered requests
@@ -29,7 +29,8 @@ function measure(): { heap: number; external: number; total: number; rss: number
   collectGarbage();
   collectGarbage();
   const usage = process.memoryUsage();
-  return { heap: usage.heapUsed, external: usage.external + usage.arrayBuffers, total: usage.heapUsed + usage.external + usage.arrayBuffers, rss: usage.rss };
+  // `external` includes `arrayBuffers` (Node's documentation): the store keeps request bodies as bytes in ArrayBuffers.
+  return { heap: usage.heapUsed, external: usage.external, total: usage.heapUsed + usage.external, rss: usage.rss };
 }
 
 function megabytes(bytes: number): string {
@@ -44,7 +45,7 @@ function createRequest(turn: number, history: ChatRequest['messages']): ChatRequ
 function runSession(store: TrafficStore, nextHistory: (turn: number) => ChatRequest['messages']): void {
   for (let turn = 0; turn < TURNS; turn += 1) {
     const id = `resp_${turn}`;
-    store.apply(startEvent(id, createRequest(turn, nextHistory(turn))));
+    store.apply(encodedStartEvent(id, createRequest(turn, nextHistory(turn))));
     const patch = `*** Begin Patch\n*** Add File: f${turn}.txt\n${'+line\n'.repeat(1000)}*** End Patch\n`;
     store.apply(endEvent(id, [customCall(`call_${turn}`, patch)], [grammarWarning(`call_${turn}`, patch)]));
   }

@@ -3,12 +3,12 @@ import { describe, it } from 'node:test';
 import { redactSecrets } from '../../../src/core/redact-secrets.ts';
 import { TrafficStore } from '../../../src/extension/traffic-store.ts';
 import { TEXT_VIEW_LIMIT } from '../../../src/shared/webview-protocol.ts';
-import { createLoweredRequest, customCall, deltaEvent, encodedStartEvent, endEvent, functionCall, grammarWarning, HTML_PAYLOAD, startEvent } from './traffic-events.ts';
+import { createLoweredRequest, customCall, deltaEvent, encodedStartEvent, endEvent, functionCall, grammarWarning, HTML_PAYLOAD } from './traffic-events.ts';
 
 describe('TrafficStore: one round trip', () => {
   it('summarises a running exchange, then its end', () => {
     const store = new TrafficStore({ getBackendUrl: () => 'http://127.0.0.1:8000/v1' });
-    const started = store.apply(startEvent('resp_1'));
+    const started = store.apply(encodedStartEvent('resp_1'));
     assert.equal(started.upserted.length, 1);
     assert.deepEqual(started.removedIds, []);
     const running = started.upserted[0];
@@ -57,8 +57,8 @@ describe('TrafficStore: one round trip', () => {
     const store = new TrafficStore();
     const compaction = { kind: 'compaction' as const, agentName: '/root', text: 'compaction' };
     const child = { kind: 'subagent' as const, agentName: '/root/calc', text: 'sub-agent /root/calc' };
-    store.apply({ ...startEvent('resp_1'), roundTrip: compaction });
-    store.apply({ ...startEvent('resp_2'), roundTrip: child });
+    store.apply({ ...encodedStartEvent('resp_1'), roundTrip: compaction });
+    store.apply({ ...encodedStartEvent('resp_2'), roundTrip: child });
     store.apply({ ...endEvent('resp_2', []), roundTrip: child });
     store.apply({ type: 'exchange-rejected', exchangeId: 'resp_3', startedAt: '2026-11-29T12:00:00.000Z', httpStatus: 401, error: { code: null, message: 'missing token' } });
     store.apply({ type: 'exchange-rejected', exchangeId: 'resp_4', startedAt: '2026-11-29T12:00:00.000Z', httpStatus: 400, error: { code: 'unsupported_feature', message: 'remote compaction' }, roundTrip: compaction });
@@ -77,7 +77,7 @@ describe('TrafficStore: one round trip', () => {
 
   it('details every item and warning, linking a warning to what was delivered for its call', () => {
     const store = new TrafficStore({ getBackendUrl: () => 'http://backend/v1' });
-    store.apply(startEvent('resp_1'));
+    store.apply(encodedStartEvent('resp_1'));
     const truncated = { kind: 'truncated' as const, tool: 'exec_command', callId: 'call_lost', detail: 'call not delivered', raw: '{"cmd": "ls' };
     store.apply(endEvent('resp_1', [customCall('call_1', HTML_PAYLOAD)], [grammarWarning('call_1', HTML_PAYLOAD), truncated]));
     const detail = store.getDetail('resp_1');
@@ -107,7 +107,7 @@ describe('TrafficStore: one round trip', () => {
   it('serves the lowered request once, rebuilt in its original key order, with lowered tools marked', () => {
     const store = new TrafficStore();
     const request = createLoweredRequest([{ role: 'system', content: 'be brief' }, { role: 'user', content: 'patch it' }]);
-    store.apply(startEvent('resp_1', request));
+    store.apply(encodedStartEvent('resp_1', request));
     assert.deepEqual(store.getLoweredRequestValue('resp_1'), request);
     assert.equal(JSON.stringify(store.getLoweredRequestValue('resp_1')), JSON.stringify(request), 'same key order');
     const content = store.getBodyContent({ kind: 'loweredRequest', exchangeId: 'resp_1' });
@@ -122,7 +122,7 @@ describe('TrafficStore: one round trip', () => {
 
   it('copies a lifted input and a raw payload verbatim, and opens bodies as JSON', () => {
     const store = new TrafficStore();
-    store.apply(startEvent('resp_1'));
+    store.apply(encodedStartEvent('resp_1'));
     store.apply(endEvent('resp_1', [customCall('call_1', HTML_PAYLOAD)], [grammarWarning('call_1', '  raw\twith\r\nwhitespace  ')]));
     assert.equal(store.getCopyText({ kind: 'item', exchangeId: 'resp_1', index: 0 }), HTML_PAYLOAD);
     assert.equal(store.getCopyText({ kind: 'warningRaw', exchangeId: 'resp_1', index: 0 }), '  raw\twith\r\nwhitespace  ');
@@ -137,7 +137,7 @@ describe('TrafficStore: one round trip', () => {
 
   it('cuts a huge payload for the panel but keeps it whole for copy', () => {
     const store = new TrafficStore();
-    store.apply(startEvent('resp_1'));
+    store.apply(encodedStartEvent('resp_1'));
     const huge = 'x'.repeat(TEXT_VIEW_LIMIT + 10);
     store.apply(endEvent('resp_1', [customCall('call_1', huge)]));
     const item = store.getDetail('resp_1')?.items[0];
@@ -159,7 +159,7 @@ describe('TrafficStore: one round trip', () => {
 
   it('ignores deltas and ends of round trips it no longer holds (after a clear)', () => {
     const store = new TrafficStore();
-    store.apply(startEvent('resp_1'));
+    store.apply(encodedStartEvent('resp_1'));
     store.clear();
     assert.deepEqual(store.apply(deltaEvent('resp_1', [customCall('call_1', 'x')])), { upserted: [], removedIds: [] });
     assert.deepEqual(store.apply(endEvent('resp_1', [])), { upserted: [], removedIds: [] });
@@ -169,8 +169,10 @@ describe('TrafficStore: one round trip', () => {
 
   it('redacts secrets from everything it keeps', () => {
     const secret = 'sk-live-0123456789';
-    const store = new TrafficStore({ redactText: (text) => redactSecrets(text, [secret]) });
-    store.apply(startEvent('resp_1', createLoweredRequest([{ role: 'user', content: `my key is ${secret}` }])));
+    const redact = (text: string): string => redactSecrets(text, [secret]);
+    const store = new TrafficStore({ redactText: redact });
+    // The request arrives redacted by the bridge's worker thread; the store redacts what it adds itself.
+    store.apply(encodedStartEvent('resp_1', createLoweredRequest([{ role: 'user', content: `my key is ${secret}` }]), redact));
     store.apply(endEvent('resp_1', [customCall('call_1', `echo ${secret}`)], [grammarWarning('call_1', secret)], { error: { code: 'x', message: `bad key ${secret}` } }));
     const everything = JSON.stringify([store.getSummaries(), store.getDetail('resp_1'), store.getDocumentText({ kind: 'exchange', exchangeId: 'resp_1' })]);
     assert.ok(!everything.includes(secret), everything);
@@ -182,7 +184,7 @@ describe('TrafficStore: bounds', () => {
   it('keeps the newest round trips within the ring buffer size', () => {
     const store = new TrafficStore({ capacity: 10 });
     const removed: string[] = [];
-    for (let index = 1; index <= 13; index += 1) removed.push(...store.apply(startEvent(`resp_${index}`)).removedIds);
+    for (let index = 1; index <= 13; index += 1) removed.push(...store.apply(encodedStartEvent(`resp_${index}`)).removedIds);
     assert.deepEqual(removed, ['resp_1', 'resp_2', 'resp_3']);
     assert.deepEqual(store.getSummaries().map((summary) => summary.id), Array.from({ length: 10 }, (_, index) => `resp_${index + 4}`));
     assert.deepEqual(store.resize(10.5), []);
@@ -192,7 +194,7 @@ describe('TrafficStore: bounds', () => {
 
   it('shrinking the ring buffer drops the oldest round trips and frees their bodies', () => {
     const store = new TrafficStore({ capacity: 20 });
-    for (let index = 1; index <= 20; index += 1) store.apply(startEvent(`resp_${index}`, createLoweredRequest([{ role: 'user', content: `turn ${index}` }])));
+    for (let index = 1; index <= 20; index += 1) store.apply(encodedStartEvent(`resp_${index}`, createLoweredRequest([{ role: 'user', content: `turn ${index}` }])));
     const before = store.getStats().retainedBodyBytes;
     assert.equal(store.resize(10).length, 10);
     assert.ok(store.getStats().retainedBodyBytes < before);
@@ -203,7 +205,7 @@ describe('TrafficStore: bounds', () => {
     const history: Array<{ role: 'user'; content: string }> = [];
     for (let turn = 0; turn < 50; turn += 1) {
       history.push({ role: 'user', content: `turn ${turn} ${'y'.repeat(10_000)}` });
-      store.apply(startEvent(`resp_${turn}`, createLoweredRequest([...history])));
+      store.apply(encodedStartEvent(`resp_${turn}`, createLoweredRequest([...history])));
     }
     const oneCopy = history.reduce((total, message) => total + JSON.stringify(message).length * 2, 0);
     const retained = store.getStats().retainedBodyBytes;
@@ -215,7 +217,7 @@ describe('TrafficStore: bounds', () => {
     const store = new TrafficStore({ capacity: 100, maxBodyBytes: 1_000_000 });
     const changes = [];
     for (let turn = 0; turn < 10; turn += 1) {
-      changes.push(store.apply(startEvent(`resp_${turn}`, createLoweredRequest([{ role: 'user', content: `${turn} ${'z'.repeat(200_000)}` }]))));
+      changes.push(store.apply(encodedStartEvent(`resp_${turn}`, createLoweredRequest([{ role: 'user', content: `${turn} ${'z'.repeat(200_000)}` }]))));
     }
     const stats = store.getStats();
     assert.ok(stats.retainedBodyBytes <= 1_000_000, `retained ${stats.retainedBodyBytes}`);
@@ -261,9 +263,9 @@ describe('TrafficStore: bounds', () => {
 
   it('always keeps the newest request, even one larger than the budget', () => {
     const store = new TrafficStore({ maxBodyBytes: 1000 });
-    store.apply(startEvent('resp_1', createLoweredRequest([{ role: 'user', content: 'a'.repeat(5000) }])));
+    store.apply(encodedStartEvent('resp_1', createLoweredRequest([{ role: 'user', content: 'a'.repeat(5000) }])));
     assert.notEqual(store.getLoweredRequestValue('resp_1'), null);
-    store.apply(startEvent('resp_2', createLoweredRequest([{ role: 'user', content: 'b'.repeat(5000) }])));
+    store.apply(encodedStartEvent('resp_2', createLoweredRequest([{ role: 'user', content: 'b'.repeat(5000) }])));
     assert.equal(store.getLoweredRequestValue('resp_1'), null);
     assert.notEqual(store.getLoweredRequestValue('resp_2'), null);
   });
@@ -272,9 +274,9 @@ describe('TrafficStore: bounds', () => {
 describe('TrafficStore.search', () => {
   it('finds round trips by payload text, case-insensitively, in the request too', () => {
     const store = new TrafficStore();
-    store.apply(startEvent('resp_1', createLoweredRequest([{ role: 'user', content: 'Fix the Parser\nplease' }])));
+    store.apply(encodedStartEvent('resp_1', createLoweredRequest([{ role: 'user', content: 'Fix the Parser\nplease' }])));
     store.apply(endEvent('resp_1', [customCall('call_1', HTML_PAYLOAD)]));
-    store.apply(startEvent('resp_2'));
+    store.apply(encodedStartEvent('resp_2'));
     store.apply(endEvent('resp_2', [functionCall('call_2', '{"cmd":"ls -la"}')], [grammarWarning('call_9', 'garbage <b>')]));
     assert.deepEqual(store.search('ONERROR=alert'), ['resp_1']);
     assert.deepEqual(store.search('fix the parser'), ['resp_1']);
@@ -290,7 +292,7 @@ describe('TrafficStore.search', () => {
 describe('TrafficStore.exportValues', () => {
   it('yields one complete value per round trip, oldest first', () => {
     const store = new TrafficStore();
-    store.apply(startEvent('resp_1'));
+    store.apply(encodedStartEvent('resp_1'));
     store.apply(endEvent('resp_1', [customCall('call_1', HTML_PAYLOAD)], [grammarWarning('call_1', HTML_PAYLOAD)]));
     store.apply({ type: 'exchange-rejected', exchangeId: 'resp_2', startedAt: '2026-11-29T12:00:01.000Z', httpStatus: 401, error: { code: null, message: 'missing token' } });
     const values = [...store.exportValues()] as Array<{ exchange: { id: string }; loweredRequest: unknown; output: unknown[]; warnings: unknown[]; toolChoice: unknown }>;
