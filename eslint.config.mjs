@@ -148,6 +148,27 @@ export default tseslint.config(
     },
   },
   {
+    // The product never depends on the rooms that test and measure it.
+    files: ['src/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '(^|/)(mock-backend|test|bench)/', message: 'src/ must not import the mock backend, tests or the bench.' }] },
+      ],
+    },
+  },
+  {
+    // The mock backend imitates the engines on its own: tests, the demo and the bench import it, it
+    // imports none of them and none of the bridge, so it cannot agree with the bridge by sharing code.
+    files: ['mock-backend/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '(^|/)\\.\\./(src|test|bench|scripts)/', message: 'mock-backend/ imports only itself, zod and Node.' }] },
+      ],
+    },
+  },
+  {
     files: ['scripts/**/*.mjs', 'eslint.config.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },

@@ -2,7 +2,7 @@
  * What the mock backend answers. The bridge forwards nothing but the lowered body, so the request
  * names its answer with a marker in the last user message; the bench's mock child reads it.
  */
-import type { MockTurn } from '../test/support/mock-backend/create-mock-backend.ts';
+import type { MockTurn } from '../mock-backend/create-mock-backend.ts';
 
 export type AnswerName = 'short' | 'events-2000' | 'events-2000-paced';
 

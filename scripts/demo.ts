@@ -17,9 +17,9 @@ import { parseArgs } from 'node:util';
 import type { ExchangeStartEvent, TrafficEvent } from '../src/core/traffic-event.ts';
 import type { ResponsesOutputItem } from '../src/core/responses/responses-output.ts';
 import type { BridgeWarning } from '../src/core/warnings.ts';
-import { engineProfiles, isEngineProfile } from '../test/support/mock-backend/profiles.ts';
-import { loadMockScript, type MockTurn } from '../test/support/mock-backend/script.ts';
-import type { RecordedRequest } from '../test/support/mock-backend/create-mock-backend.ts';
+import { engineProfiles, isEngineProfile } from '../mock-backend/profiles.ts';
+import { loadMockScript, type MockTurn } from '../mock-backend/script.ts';
+import type { RecordedRequest } from '../mock-backend/create-mock-backend.ts';
 import {
   CODEX_PROFILE,
   checkCodexAvailability,
@@ -243,7 +243,7 @@ function printVsCodeHowTo(profile: string): void {
     [
       bold('Watch the same flow in VS Code:'),
       `  1. Serve the same script from the mock backend (no GPU):`,
-      `       node --import tsx test/support/mock-backend/cli.ts --profile ${profile} --port 8000 --script scripts/demo.session.json`,
+      `       node --import tsx mock-backend/cli.ts --profile ${profile} --port 8000 --script scripts/demo.session.json`,
       `  2. Set "freeformBridge.backendUrl" to http://127.0.0.1:8000/v1, then run the commands`,
       `     "Freeform Bridge: Start" and "Freeform Bridge: Show Live Traffic" (the traffic panel shows`,
       `     each exchange with its lowered tools, lifted calls and warnings, as printed above).`,

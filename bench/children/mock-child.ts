@@ -9,7 +9,7 @@
 import { setMaxListeners } from 'node:events';
 import { ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
-import { startMockBackend, type RecordedRequest } from '../../test/support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type RecordedRequest } from '../../mock-backend/create-mock-backend.ts';
 import { createAnswerTurn, readAnswerMarker } from '../answers.ts';
 import { monotonicMilliseconds, type ChildMessage, type ParentMessage } from '../child-protocol.ts';
 

@@ -2,7 +2,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createToolCallId } from '../support/mock-backend/prepare-turn.ts';
+import { createToolCallId } from '../../mock-backend/prepare-turn.ts';
 import { chatRequests, codexSuiteTitle, loweredToolNames, replayedCalls, replayedOutputs } from '../e2e/codex/codex-session.ts';
 import { textInput, trackAppServers } from './app-server-client.ts';
 import { IDE_MODEL, IDE_PROVIDER_ID, startIdeSetup } from './ide-setup.ts';

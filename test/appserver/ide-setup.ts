@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { runCodexConfigCommand } from '../../src/cli/codex-config-command.ts';
 import type { CodexToolSurface } from '../../src/core/model-catalog/model-catalog-entry.ts';
 import { startTestBridge, type StartedBridge } from '../support/bridge-harness.ts';
-import { startMockBackend, type MockBackend, type MockTurn, type RecordedRequest } from '../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type MockBackend, type MockTurn, type RecordedRequest } from '../../mock-backend/create-mock-backend.ts';
 import { startAppServer, type AppServer } from './app-server-client.ts';
 import { makeTempDir } from '../support/cleanup.ts';
 

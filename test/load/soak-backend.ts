@@ -9,7 +9,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { startMockBackend, type MockTurn, type RecordedRequest } from '../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type MockTurn, type RecordedRequest } from '../../mock-backend/create-mock-backend.ts';
 
 export const SOAK_PATCH = '*** Begin Patch\n*** Add File: soak.txt\n+soak "quoted" — ✓\n*** End Patch\n';
 

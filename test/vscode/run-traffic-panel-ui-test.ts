@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { format } from 'node:util';
 import * as esbuild from 'esbuild';
 import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
-import { startMockBackend, type MockBackend } from '../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type MockBackend } from '../../mock-backend/create-mock-backend.ts';
 import { assertThat, createCheckRecorder, runPhase } from './check-recorder.ts';
 import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from './code-server-harness.ts';
 import { CAPTURE_VARIABLE, CONTROL_DIRECTORY_VARIABLE, DONE_FILE, HOSTILE_PATCH, SNAPSHOT_CHECKED_FILE, UI_MARKER, type DriverPhase } from './traffic-panel-ui/markers.ts';

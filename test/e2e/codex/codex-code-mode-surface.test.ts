@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { EngineProfile } from '../../support/mock-backend/create-mock-backend.ts';
-import { createToolCallId } from '../../support/mock-backend/prepare-turn.ts';
+import type { EngineProfile } from '../../../mock-backend/create-mock-backend.ts';
+import { createToolCallId } from '../../../mock-backend/prepare-turn.ts';
 import {
   chatRequests,
   

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MockTurn, RecordedRequest } from '../../support/mock-backend/create-mock-backend.ts';
+import type { MockTurn, RecordedRequest } from '../../../mock-backend/create-mock-backend.ts';
 import {
   chatBody,
   CODEX_PROVIDER_ID,

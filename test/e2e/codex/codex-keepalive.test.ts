@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { EngineProfile } from '../../support/mock-backend/create-mock-backend.ts';
+import type { EngineProfile } from '../../../mock-backend/create-mock-backend.ts';
 import {
   chatRequests,
   

@@ -27,7 +27,7 @@ import {
   type MockBackendOptions,
   type MockTurn,
   type RecordedRequest,
-} from '../../support/mock-backend/create-mock-backend.ts';
+} from '../../../mock-backend/create-mock-backend.ts';
 
 const repositoryRoot = resolve(__dirname, '..', '..', '..');
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { ChatContentPart } from '../../../src/core/chat/chat-completions-api.ts';
 import { parseJson } from '../../../src/core/parse-json.ts';
-import type { MockTurn, RecordedRequest } from '../../support/mock-backend/create-mock-backend.ts';
+import type { MockTurn, RecordedRequest } from '../../../mock-backend/create-mock-backend.ts';
 import {
   chatMessages,
   chatRequests,

@@ -232,7 +232,7 @@ describe('freeform-bridge codex-config', () => {
 
 describe('freeform-bridge codex-config through a running bridge', () => {
   it('takes the model id the engine serves and the context window the bridge\'s engine check read (Ollama: none on /v1/models)', async () => {
-    const { startMockBackend } = await import('../../support/mock-backend/create-mock-backend.ts');
+    const { startMockBackend } = await import('../../../mock-backend/create-mock-backend.ts');
     const { startTestBridge } = await import('../../support/bridge-harness.ts');
     const backend = await startMockBackend({ profile: 'ollama', models: ['qwen3-coder:30b'], contextWindow: 16_384 });
     const bridge = await startTestBridge({ backendUrl: backend.url });

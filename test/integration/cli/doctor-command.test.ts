@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { DoctorReport } from '../../../src/core/doctor/diagnose.ts';
 import { runDoctorCommand } from '../../../src/cli/doctor-command.ts';
-import { startMockBackend, type MockBackend, type MockBackendOptions } from '../../support/mock-backend/create-mock-backend.ts';
-import { isRecord } from '../../support/mock-backend/python-text.ts';
+import { startMockBackend, type MockBackend, type MockBackendOptions } from '../../../mock-backend/create-mock-backend.ts';
+import { isRecord } from '../../../mock-backend/python-text.ts';
 
 /**
  * `freeform-bridge doctor` against the mock backend's engine profiles: each engine's own endpoints as

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type MockBackend } from '../../../mock-backend/create-mock-backend.ts';
 import { postResponses, readCapture, readSseEvents, itemsDone } from '../../support/bridge-harness.ts';
 import { startScriptedBackend } from '../../support/scripted-backend.ts';
 import { sendNoHeaders } from '../../support/hostile-backend.ts';

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type MockBackend } from '../../../mock-backend/create-mock-backend.ts';
 import { itemsDone, postResponses, readCapture, readSseEvents } from '../../support/bridge-harness.ts';
 
 /**

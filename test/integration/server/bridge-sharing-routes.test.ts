@@ -4,7 +4,7 @@ import { computeIdentityProof } from '../../../src/server/bridge-sharing-routes.
 import { checkBridgeIdentity, followBridgeTraffic } from '../../../src/server/bridge-sharing-client.ts';
 import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
-import { startMockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend } from '../../../mock-backend/create-mock-backend.ts';
 import { startPortSquatter } from '../../support/port-squatter.ts';
 
 /** The two routes a second VS Code window uses to find and follow the bridge another window runs. */

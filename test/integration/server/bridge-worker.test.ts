@@ -13,7 +13,7 @@ import { postResponses, readSseEvents, startTestBridge } from '../../support/bri
 import { bridgeWorkerScript, liveWorkerThreadIds, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
 import { makeTempDir } from '../../support/cleanup.ts';
 import { waitUntil } from '../../support/exchange-outcome.ts';
-import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type MockBackend } from '../../../mock-backend/create-mock-backend.ts';
 
 /*
  * The bridge in a worker thread, seen from the thread that starts it (the extension host's): it

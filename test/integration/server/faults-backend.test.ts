@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMockBackend, type EngineProfile, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
-import type { MidStreamErrorKind } from '../../support/mock-backend/script.ts';
+import { startMockBackend, type EngineProfile, type MockBackend } from '../../../mock-backend/create-mock-backend.ts';
+import type { MidStreamErrorKind } from '../../../mock-backend/script.ts';
 import { assertCodexAcceptsStream } from '../../support/codex-stream-oracle.ts';
 import { findFreePort, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { failedStreamError, jsonError, runExchange, waitUntil, type ObservedExchange } from '../../support/exchange-outcome.ts';

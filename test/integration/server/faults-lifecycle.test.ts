@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startMockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend } from '../../../mock-backend/create-mock-backend.ts';
 import { assertCodexAcceptsStream } from '../../support/codex-stream-oracle.ts';
 import { postResponses, readSseEvents, startTestBridge, terminalEvent } from '../../support/bridge-harness.ts';
 import { runExchange, waitForExchangeEnd, waitUntil } from '../../support/exchange-outcome.ts';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readCapture, startTestBridge } from '../../support/bridge-harness.ts';
 import { runExchange } from '../../support/exchange-outcome.ts';
-import { startMockBackend, type EngineProfile } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type EngineProfile } from '../../../mock-backend/create-mock-backend.ts';
 
 /*
  * The request shape vLLM and SGLang constrain, sent to their mock profiles (which validate requests as

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Logger } from '../../../src/core/logger.ts';
 import { DEFAULT_CATALOG_CONTEXT_WINDOW } from '../../../src/core/defaults.ts';
 import { findFreePort, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
-import { startMockBackend, type EngineProfile, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type EngineProfile, type MockBackend } from '../../../mock-backend/create-mock-backend.ts';
 
 /**
  * `GET /v1/codex/models`: the catalog Codex fetches through a provider's `model_catalog_url`, built

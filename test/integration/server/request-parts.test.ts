@@ -6,7 +6,7 @@ import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/co
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 import type { ExchangeStartEvent, TrafficEvent } from '../../../src/core/traffic-event.ts';
 import { readCapture, startTestBridge } from '../../support/bridge-harness.ts';
-import { startMockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend } from '../../../mock-backend/create-mock-backend.ts';
 
 /*
  * A bridge asked to serialise by parts (the extension's, whose panel keeps parts) sends the joined

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type MockBackend } from '../../../mock-backend/create-mock-backend.ts';
 import { assertCodexAcceptsStream } from '../../support/codex-stream-oracle.ts';
 import {
   itemsDone,

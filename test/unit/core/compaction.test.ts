@@ -8,7 +8,7 @@ import { parseJson } from '../../../src/core/parse-json.ts';
 import { labelRoundTrip } from '../../../src/core/round-trip-label.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 import { fixturePath } from '../../support/fixtures.ts';
-import { validateChatRequestForVllm } from '../../support/vllm-chat-validator.ts';
+import { validateChatRequestForVllm } from '../../../mock-backend/vllm-chat-validator.ts';
 
 /*
  * Local compaction as the real Codex 0.171 does it for a custom provider: a turn, then the

@@ -10,7 +10,7 @@ import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../..
 import { encodeChatRequest } from '../../../src/core/outbound-encoding.ts';
 import { MAX_WIRE_NAME_LENGTH } from '../../../src/core/tool-map.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
-import { validateChatRequestForVllm } from '../../support/vllm-chat-validator.ts';
+import { validateChatRequestForVllm } from '../../../mock-backend/vllm-chat-validator.ts';
 import { fixturePath } from '../../support/fixtures.ts';
 
 /*

@@ -5,7 +5,7 @@ import type { ChatRequest } from '../../../src/core/chat/chat-completions-api.ts
 import { InvalidRequestError, UnsupportedFeatureError } from '../../../src/core/errors.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import { createWarning, createWarningLedger, type WarningLedger } from '../../../src/core/warnings.ts';
-import { validateChatRequestForVllm } from '../../support/vllm-chat-validator.ts';
+import { validateChatRequestForVllm } from '../../../mock-backend/vllm-chat-validator.ts';
 
 function lower(body: unknown, options: Partial<BridgeOptions> = {}, ledger: WarningLedger = createWarningLedger()): LoweredRequest {
   return convertResponsesRequestToChatRequest(body, resolveBridgeOptions(options), ledger);

@@ -9,7 +9,7 @@ import { buildCodexCommand } from '../../../src/extension/codex-command.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
 import { bridgeWorkerScript, liveWorkerThreadIds, writeCrashingWorkerScript } from '../../support/bridge-worker-script.ts';
 import { createTestBridgeSettings, createTestWindow } from '../../support/window-controller.ts';
-import { startMockBackend, type MockBackend } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type MockBackend } from '../../../mock-backend/create-mock-backend.ts';
 import { racePortSquatter } from '../../support/port-squatter.ts';
 
 // The controller has no `vscode` import, so its lifecycle rules run here in plain Node; the real

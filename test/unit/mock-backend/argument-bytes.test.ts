@@ -7,8 +7,8 @@ import {
   splitIntoParameterMembers,
   splitLlamacppDiffs,
   truncatePieces,
-} from '../../support/mock-backend/argument-bytes.ts';
-import { renderPythonJsonDumps } from '../../support/mock-backend/python-text.ts';
+} from '../../../mock-backend/argument-bytes.ts';
+import { renderPythonJsonDumps } from '../../../mock-backend/python-text.ts';
 import { fixturePath } from '../../support/fixtures.ts';
 
 const examplesFolder = fixturePath('backend-examples');

@@ -5,8 +5,8 @@ import { classifyEngineRefusal } from '../../../src/core/engine-error.ts';
 import { mapFailureToHttp } from '../../../src/server/failure-map.ts';
 import { isPlainObject } from '../../../src/core/parse-json.ts';
 import { fixturePath } from '../../support/fixtures.ts';
-import { startMockBackend, type MockBackend, type MockBackendOptions, type MockTurn } from '../../support/mock-backend/create-mock-backend.ts';
-import { collectStreamedArguments, readSseChunks } from '../../support/mock-backend/read-sse-frames.ts';
+import { startMockBackend, type MockBackend, type MockBackendOptions, type MockTurn } from '../../../mock-backend/create-mock-backend.ts';
+import { collectStreamedArguments, readSseChunks } from '../../../mock-backend/read-sse-frames.ts';
 
 /**
  * The `llamacpp` mock profile held against what a real llama-server (v0.5.0, commit de3ff81) wrote for

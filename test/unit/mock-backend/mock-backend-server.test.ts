@@ -5,8 +5,8 @@ import { request as httpRequest, Agent } from 'node:http';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startMockBackend, type EngineProfile, type MockBackend, type MockBackendOptions, type MockTurn } from '../../support/mock-backend/create-mock-backend.ts';
-import { normalizeVolatileFields, readSseChunks } from '../../support/mock-backend/read-sse-frames.ts';
+import { startMockBackend, type EngineProfile, type MockBackend, type MockBackendOptions, type MockTurn } from '../../../mock-backend/create-mock-backend.ts';
+import { normalizeVolatileFields, readSseChunks } from '../../../mock-backend/read-sse-frames.ts';
 import { fixturePath } from '../../support/fixtures.ts';
 
 const examplesFolder = fixturePath('backend-examples');
@@ -391,7 +391,7 @@ describe('command line', () => {
     const folder = mkdtempSync(join(tmpdir(), 'mock-backend-cli-'));
     const scriptPath = join(folder, 'script.json');
     writeFileSync(scriptPath, JSON.stringify([{ text: 'from the script' }]));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/mock-backend/cli.ts', '--profile', 'vllm-qwen3coder', '--port', '0', '--script', scriptPath], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'mock-backend/cli.ts', '--profile', 'vllm-qwen3coder', '--port', '0', '--script', scriptPath], {
       cwd: join(__dirname, '..', '..', '..'),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,13 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { startMockBackend, type EngineProfile, type MockBackend, type MockTurn } from '../../support/mock-backend/create-mock-backend.ts';
+import { startMockBackend, type EngineProfile, type MockBackend, type MockTurn } from '../../../mock-backend/create-mock-backend.ts';
 import {
   collectStreamedArguments,
   normalizeVolatileFields,
   readSseChunks,
   readSseFrames,
-} from '../../support/mock-backend/read-sse-frames.ts';
+} from '../../../mock-backend/read-sse-frames.ts';
 import { fixturePath } from '../../support/fixtures.ts';
 
 const examplesFolder = fixturePath('backend-examples');

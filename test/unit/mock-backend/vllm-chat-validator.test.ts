@@ -5,7 +5,7 @@ import {
   checkChatTransportForProfile,
   validateChatRequestForProfile,
   validateChatRequestForVllm,
-} from '../../support/vllm-chat-validator.ts';
+} from '../../../mock-backend/vllm-chat-validator.ts';
 import { fixturePath } from '../../support/fixtures.ts';
 
 const examplesFolder = fixturePath('backend-examples');

@@ -1,7 +1,7 @@
 /**
  * A tiny Chat Completions backend for the real-VS-Code tier: it records what the bridge sends and
  * answers /v1/models and /v1/chat/completions (streamed or not) with one short text. The full mock
- * backend (test/support/mock-backend) imitates engines; here only the extension's wiring is under test.
+ * backend (mock-backend/) imitates engines; here only the extension's wiring is under test.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

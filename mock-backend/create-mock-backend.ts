@@ -1,11 +1,15 @@
 /**
- * A scriptable fake OpenAI-compatible Chat Completions server with engine profiles.
- * Built on `node:http` only, so it shares no code with the bridge under test.
+ * The mock backend: a scriptable fake OpenAI-compatible Chat Completions server whose profiles
+ * imitate the wire of vLLM (several eras and tool parsers), SGLang, llama.cpp's llama-server, Ollama
+ * and LM Studio: their answers, error envelopes, request validation and quirks. The tests, the demo
+ * (`npm run demo`) and the bench (`npm run bench`) run against it; `cli.ts` starts it on a port.
+ * Built on `node:http` only and importing nothing of the bridge (lint holds it to that), so it cannot
+ * agree with the bridge by sharing its code.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomInt } from 'node:crypto';
-import { checkChatTransportForProfile, validateChatRequestForProfile, type ProfileRejection } from '../vllm-chat-validator.ts';
+import { checkChatTransportForProfile, validateChatRequestForProfile, type ProfileRejection } from './vllm-chat-validator.ts';
 import {
   createHex,
   getProfileTraits,

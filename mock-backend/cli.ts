@@ -1,6 +1,6 @@
 /**
  * Runs a mock backend from the command line for demos and benchmarks:
- *   node --import tsx test/support/mock-backend/cli.ts --profile vllm-qwen3coder --port 0 [--script FILE.json]
+ *   node --import tsx mock-backend/cli.ts --profile vllm-qwen3coder --port 0 [--script FILE.json]
  * Without a script every request gets the default "mock answer" turn; with one, its turns are played in
  * order and the default takes over when they run out.
  */

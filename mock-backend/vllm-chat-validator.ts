@@ -16,14 +16,14 @@ import {
   renderPythonRepr,
   renderPythonStr,
   renderPythonStringRepr,
-} from './mock-backend/python-text.ts';
+} from './python-text.ts';
 import {
   getProfileTraits,
   renderErrorEnvelope,
   renderModelNotFound,
   type EngineError,
   type EngineProfile,
-} from './mock-backend/profiles.ts';
+} from './profiles.ts';
 
 export interface VllmValidationOptions {
   /** Server started with `--enable-auto-tool-choice --tool-call-parser …` (default true). */
