@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLiveView, shouldUseColour, type LiveViewOptions } from '../../../src/cli/live-view.ts';
-import { customCall, deltaEvent, endEvent, grammarWarning, startEvent } from '../panel/traffic-events.ts';
+import { customCall, deltaEvent, endEvent, grammarWarning, startEvent } from '../../support/traffic-events.ts';
 
 function watch(overrides: Partial<LiveViewOptions> = {}): { lines: string[]; listener: ReturnType<typeof createLiveView> } {
   const lines: string[] = [];

@@ -4,7 +4,7 @@ import { countCallOutcomes, formatCallOutcomeLine } from '../../../src/core/call
 import type { ResponsesOutputItem } from '../../../src/core/responses/responses-output.ts';
 import { createWarning } from '../../../src/core/warnings.ts';
 import { createCallTallyListener } from '../../../src/cli/call-tally.ts';
-import { customCall, endEvent, startEvent } from '../panel/traffic-events.ts';
+import { customCall, endEvent, startEvent } from '../../support/traffic-events.ts';
 
 const call = (callId: string): ResponsesOutputItem => ({ type: 'custom_tool_call', id: `ctc_${callId}`, call_id: callId, name: 'apply_patch', input: 'x', status: 'completed' });
 

@@ -16,7 +16,7 @@ import { WEBVIEW_IDENTIFIER_FIELDS, type HostToWebviewMessage } from '../../../s
 import { createRandom } from '../../support/deterministic-random.ts';
 import { readSseEvents, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
-import { createLoweredRequest, customCall, encodedStartEvent, endEvent, grammarWarning } from '../panel/traffic-events.ts';
+import { createLoweredRequest, customCall, encodedStartEvent, endEvent, grammarWarning } from '../../support/traffic-events.ts';
 
 const PLAIN_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 /** Each of these is spelled differently in a JSON string, a URL or a shell word. */
@@ -249,4 +249,13 @@ describe('error bodies the bridge answers with', () => {
       if (event.type === 'exchange-end') assertRedacted(event.error?.message ?? '', KEYS[Math.floor(index / 3)] ?? '', 'traffic event');
     }
   });
+});
+
+describe('redactSecrets: hostile input', () => {
+  it('a key containing / is redacted in its PHP-style JSON spelling (\\/) too', () => {
+    const key = 'sk-abc/def/ghi';
+    const echoed = '{"error":"bad key sk-abc\\/def\\/ghi"}';
+    assert.equal(redactSecrets(echoed, [key]), '{"error":"bad key [redacted]"}');
+  });
+
 });

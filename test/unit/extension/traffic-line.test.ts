@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatTrafficLine } from '../../../src/extension/traffic-line.ts';
-import { endEvent, functionCall } from '../panel/traffic-events.ts';
+import { endEvent, functionCall } from '../../support/traffic-events.ts';
 
 describe('formatTrafficLine', () => {
   it('names what the round trip was for Codex: a turn, a compaction, a sub-agent by name', () => {
