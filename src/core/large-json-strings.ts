@@ -37,9 +37,8 @@ function isJsonWhitespace(byte: number | undefined): boolean {
  * The body read as Latin-1 (one character per byte, so positions are byte offsets, and no byte of a
  * multi-byte UTF-8 character can pass for a quote or a backslash), a window at a time, for
  * `String.prototype.indexOf`: a native call per quote that costs a fraction of `Buffer#indexOf`'s.
- * Windows stay below the size from which Node makes a decoded string external (malloc'd outside V8's
- * heap): measured, one whole-body Latin-1 string per 2 MB request left the RSS 93 MB higher after 100
- * requests and a GC, windows 0.3 MB.
+ * Windows stay below the size from which Node allocates a decoded string outside the JavaScript heap,
+ * where the allocator keeps it after it is freed (docs/PERFORMANCE.md).
  */
 const WINDOW_BYTES = 960 * 1024;
 
@@ -92,7 +91,7 @@ function findClosingQuote(bytes: Buffer, windows: Latin1Windows, from: number): 
  * escapes). Those rules are about ASCII bytes only, so parsing the Latin-1 reading of the bytes checks
  * exactly them, on V8's fast one-byte path; the decoded value is thrown away. Measured against a
  * regular expression for the same rules (with a look back at the backslashes before each suspect):
- * the expression was slower, garbage collections included.
+ * the expression was slower.
  */
 function isValidStringInside(windows: Latin1Windows, start: number, end: number): boolean {
   try {
@@ -234,9 +233,8 @@ export class LargeStringTable {
    * serialises `restore(value)` instead, so such a rewrite is slower, never wrong.
    */
   expand(serialised: string): Buffer | null {
-    // Worked on the text itself: encoding it into a buffer of its own first would be one more large
-    // allocation per request outside V8's heap, which the allocator keeps after it is freed
-    // (measured: the RSS after 100 requests of 2 MB and a GC stayed tens of MB higher).
+    // Worked on the text itself: a buffer of its own first would be one more large allocation per
+    // request outside the JavaScript heap, which the allocator keeps after it is freed.
     const marker = this.serialisedMarkerText;
     const pieces: Array<string | number> = [];
     let total = 0;

@@ -8,12 +8,10 @@ import { sendSecurityRefusal } from './security.ts';
 
 /*
  * `POST /v1/responses`, every Codex turn, in any form (compressed, with a query string): one path and
- * one body reader. It is served beside the Express app, which serves every other route: through
- * Express's per-request machinery, an exchange that had ended stayed reachable long enough for the
- * young-generation GCs to move about 11 kB of it to the old generation, where a plain handler leaves
- * under 1 kB (`npm run bench`, the promotion row), and the bridge's memory through the soak's load
- * grew with it. The security check and the error answers are the app's own (security.ts,
- * error-middleware.ts).
+ * one body reader. It is served beside the Express app, which serves every other route, because
+ * Express's per-request machinery kept an ended exchange alive longer and the bridge's memory under
+ * load grew with it (docs/PERFORMANCE.md). The security check and the error answers are the app's
+ * own (security.ts, error-middleware.ts).
  */
 
 export const RESPONSES_PATH = '/v1/responses';

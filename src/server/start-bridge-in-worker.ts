@@ -22,15 +22,7 @@ export const BRIDGE_WORKER_FILE = 'bridge-worker.js';
 /** How long close() waits for the worker to finish its own shutdown before terminating it. */
 const CLOSE_TIMEOUT_MS = 10_000;
 
-/**
- * The worker's young generation, in MB: V8 splits it into three equal parts (two semi-spaces and the
- * new large object space), so 12 MB is a 4 MB semi-space. V8 would otherwise grow it to 16 MB semi-
- * spaces under load, 32 MB of the extension host's memory that is mostly garbage between two
- * collections. Measured (Node 20, 2 cores): the soak's load through a bridge in a worker, RSS median
- * 121 → 101 MB and peak 131 → 122 MB. A bridge process with the same 4 MB semi-space, next to one
- * without: CPU per 49 kB request under load the same within the noise (0.99 vs 1.00 ms), a 10 MB
- * session 3–5 % slower (236 vs 228 ms); a 2 MB semi-space cost 15 % more CPU per request.
- */
+/** The worker's young generation, in MB: capped so the bridge does not grow the extension host's memory under load (docs/PERFORMANCE.md). */
 export const BRIDGE_WORKER_YOUNG_GENERATION_MB = 12;
 
 export interface BridgeWorkerConfig extends Omit<BridgeServerConfig, 'onTraffic' | 'dispatcher'> {

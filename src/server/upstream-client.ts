@@ -256,12 +256,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   return {
     baseUrl,
-    // The request leaves as bytes, encoded here, outside any async frame: undici and the retry above
-    // keep the body until the answer ends, and a kept text (a JavaScript string, two bytes per
-    // character as soon as one is not Latin-1) survives every young-generation GC meanwhile and is
-    // moved to the old generation; a Buffer's bytes live outside V8's heap and are never copied.
-    // Measured: a heap snapshot with 16 streams of a 49 kB Codex request in flight held 3.0 MB of
-    // their texts, and none once they were sent as bytes.
+    // The request leaves as bytes, encoded here: undici and the retry above keep the body until the
+    // answer ends, and bytes outside the JavaScript heap cost it nothing meanwhile (docs/PERFORMANCE.md).
     postChatCompletions: (body, signal) => send('POST', '/chat/completions', typeof body === 'string' ? Buffer.from(body) : body, signal),
     getModels: (signal) => send('GET', '/models', undefined, signal),
     requestServerRoot: (method, path, body, signal) => send(method, path, body, signal, serverRoot),
