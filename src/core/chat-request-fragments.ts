@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ChatRequest } from './chat/chat-completions-api.ts';
-import { omitStartFields, type ChatRequestParts, type EncodedChatRequest, type EncodedExchangeStartEvent, type EncodedFragment, type ExchangeStartEvent } from './traffic-event.ts';
+import { SENT_REQUEST_PARTS, type ChatRequestParts, type EncodedChatRequest, type EncodedExchangeStartEvent, type EncodedFragment, type ExchangeStartEvent } from './traffic-event.ts';
 
 /*
  * A lowered Chat request cut into the parts the traffic panel keeps once each: the head (the request
@@ -74,14 +74,18 @@ export function encodeChatRequestParts(parts: ChatRequestParts, redactText: (tex
 }
 
 /**
- * A start event in the one form the extension host takes (src/server/bridge-worker-entry.ts sends it):
- * the lowered request encoded, from the parts the exchange sent upstream when it kept them.
+ * A start event in the form the extension receives it (the bridge's worker thread encodes it so):
+ * the lowered request encoded, from the parts the exchange sent upstream when it serialised the
+ * request by parts. Only the parts are read then: the request as objects may be built on first read
+ * (outbound-encoding.ts), so the other fields are copied key by key, where a rest pattern would
+ * build it only to drop it.
  */
 export function encodeStartEvent(event: ExchangeStartEvent, redactText: (text: string) => string): EncodedExchangeStartEvent {
-  // Only the parts are read when there are parts: the request with its real text may be built on first read.
-  const head = omitStartFields(event, ['loweredRequest', 'loweredRequestParts']);
-  const parts = event.loweredRequestParts;
-  return { ...head, encodedRequest: parts ? encodeChatRequestParts(parts, redactText) : encodeChatRequest(event.loweredRequest, redactText) };
+  const rest: Record<string, unknown> = {};
+  for (const key of Object.keys(event)) if (key !== 'loweredRequest') rest[key] = event[key as keyof ExchangeStartEvent];
+  const parts = event[SENT_REQUEST_PARTS];
+  const encodedRequest = parts ? encodeChatRequestParts(parts, redactText) : encodeChatRequest(event.loweredRequest, redactText);
+  return { ...(rest as Omit<ExchangeStartEvent, 'loweredRequest'>), encodedRequest };
 }
 
 /** One part's text. */

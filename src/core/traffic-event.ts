@@ -17,6 +17,14 @@ export interface ExchangeTimings {
 
 export type ExchangeOutcome = 'completed' | 'incomplete' | 'failed' | 'rejected' | 'aborted';
 
+/**
+ * The key of a start event's request as the JSON text of its parts, when the bridge serialised it that
+ * way (the extension's bridge, in a worker thread): the exchange sent exactly these bytes upstream,
+ * so encoding them for the panel costs no second serialisation. A symbol key, not enumerable: no
+ * copy, clone or JSON text of the event carries it, so every consumer sees the one form below.
+ */
+export const SENT_REQUEST_PARTS: unique symbol = Symbol('the lowered request as the JSON text of its parts, as sent');
+
 export interface ExchangeStartEvent {
   type: 'exchange-start';
   exchangeId: string;
@@ -32,12 +40,8 @@ export interface ExchangeStartEvent {
   /** Size of Codex's request body as received (decoded when it came compressed). */
   requestBytes: number;
   loweredRequest: ChatRequest;
-  /**
-   * The same request as the JSON text of its parts, when the bridge was asked to serialise it that way
-   * (a bridge in a worker thread, whose panel keeps parts): the exchange sent exactly these bytes
-   * upstream, so the panel's copy costs no second serialisation.
-   */
-  loweredRequestParts?: ChatRequestParts;
+  /** Set when the bridge serialised the request by parts; never copied with the event (SENT_REQUEST_PARTS). */
+  readonly [SENT_REQUEST_PARTS]?: ChatRequestParts;
   /** What the round trip is for Codex (turn, compaction, a sub-agent's), from `x-codex-turn-metadata`. */
   roundTrip: RoundTripLabel;
 }
@@ -121,13 +125,3 @@ export interface EncodedExchangeStartEvent extends Omit<ExchangeStartEvent, 'low
 export type BridgeTrafficEvent = Exclude<TrafficEvent, ExchangeStartEvent> | EncodedExchangeStartEvent;
 
 export type BridgeTrafficListener = (event: BridgeTrafficEvent) => void;
-
-/**
- * A start event without some of its request fields, copied key by key: those fields may be built on
- * first read (outbound-encoding.ts), and a rest pattern would build them only to drop them.
- */
-export function omitStartFields<K extends 'loweredRequest' | 'loweredRequestParts'>(event: ExchangeStartEvent, omitted: readonly K[]): Omit<ExchangeStartEvent, K> {
-  const rest: Record<string, unknown> = {};
-  for (const key of Object.keys(event)) if (!(omitted as readonly string[]).includes(key)) rest[key] = event[key as keyof ExchangeStartEvent];
-  return rest as Omit<ExchangeStartEvent, K>;
-}

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { InvalidRequestError } from '../core/errors.ts';
 import { encodeSseComment, encodeSseEvent } from '../core/sse/sse-encoder.ts';
-import { omitStartFields, type TrafficEvent, type TrafficListener } from '../core/traffic-event.ts';
+import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
 
 /**
  * Every VS Code window runs the extension in its own extension host, but Codex's config names one
@@ -19,11 +19,6 @@ import { omitStartFields, type TrafficEvent, type TrafficListener } from '../cor
 export const BRIDGE_IDENTITY_PATH = '/v1/bridge/identity';
 export const BRIDGE_TRAFFIC_PATH = '/v1/bridge/traffic';
 
-/** The stream carries the lowered request once, as objects: its serialised parts would double it. */
-function withoutRequestParts(event: TrafficEvent): TrafficEvent {
-  if (event.type !== 'exchange-start' || !('loweredRequestParts' in event)) return event;
-  return omitStartFields(event, ['loweredRequestParts']);
-}
 export const BRIDGE_NAME = 'freeform-bridge';
 
 /** The identity answer; `proof` is null when the bridge runs without a token. */
@@ -76,7 +71,7 @@ export function createBridgeTrafficHandler(dependencies: BridgeSharingDependenci
   return function handleTraffic(request: Request, response: Response): void {
     // Subscribed before the headers go out: a client that sees the stream open misses no event.
     const unsubscribe = dependencies.subscribeTraffic((event: TrafficEvent) => {
-      response.write(encodeSseEvent(withoutRequestParts(event) as unknown as { type: string } & Record<string, unknown>));
+      response.write(encodeSseEvent(event as unknown as { type: string } & Record<string, unknown>));
     });
     response.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     response.flushHeaders();

@@ -3,7 +3,7 @@ import type { LoweredRequest } from '../core/lower/convert-responses-request-to-
 import type { EncodedChatRequest } from '../core/outbound-encoding.ts';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import type { RoundTripLabel } from '../core/round-trip-label.ts';
-import type { ChatRequestParts, ExchangeOutcome, ExchangeStartEvent, TrafficListener } from '../core/traffic-event.ts';
+import { SENT_REQUEST_PARTS, type ChatRequestParts, type ExchangeOutcome, type ExchangeStartEvent, type TrafficListener } from '../core/traffic-event.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
 
 /** What the reporter reads from the stream translator: its warnings so far and its final response. */
@@ -29,8 +29,9 @@ const requestReaders = Symbol('how the start event reads its request');
 type LazyStartEvent = ExchangeStartEvent & { [requestReaders]: RequestReaders };
 
 /**
- * The start event's lazy properties: enumerable, computed on first read (spread and JSON.stringify
- * read them like any other), so a listener that never reads the request costs nothing.
+ * The start event's request, computed on first read, so a listener that never reads it costs
+ * nothing: `loweredRequest` enumerable (spread and JSON.stringify read it like any other field), the
+ * parts as sent not (traffic-event.ts).
  */
 const lazyStartProperties = {
   loweredRequest: {
@@ -40,14 +41,14 @@ const lazyStartProperties = {
       return this[requestReaders].readRequest();
     },
   },
-  loweredRequestParts: {
-    enumerable: true,
+  sentRequestParts: {
+    enumerable: false,
     configurable: true,
     get(this: LazyStartEvent): ChatRequestParts | undefined {
       return this[requestReaders].readParts?.();
     },
   },
-} satisfies Record<'loweredRequest' | 'loweredRequestParts', PropertyDescriptor>;
+} satisfies Record<string, PropertyDescriptor>;
 
 /**
  * The traffic events of one exchange (the panel and the log read them): one start, a delta for each
@@ -79,9 +80,9 @@ export class ExchangeReporter {
   }
 
   /**
-   * `sent` says how to read the request as sent: the event's `loweredRequest` (and
-   * `loweredRequestParts`, when there are parts) are read through it on first access, so a listener
-   * that does not read them costs nothing.
+   * `sent` says how to read the request as sent: the event's `loweredRequest` (and its parts as sent,
+   * when there are parts) are read through it on first access, so a listener that does not read them
+   * costs nothing.
    */
   start(lowered: LoweredRequest, requestBytes: number, translator: TranslatorView, sent: RequestReaders): void {
     this.translator = translator;
@@ -103,7 +104,7 @@ export class ExchangeReporter {
     // The readers alone, not `sent` itself: a listener that keeps the event must not keep the body's bytes.
     Object.defineProperty(event, requestReaders, { value: { readRequest: sent.readRequest, readParts: sent.readParts } });
     Object.defineProperty(event, 'loweredRequest', lazyStartProperties.loweredRequest);
-    if (sent.readParts) Object.defineProperty(event, 'loweredRequestParts', lazyStartProperties.loweredRequestParts);
+    if (sent.readParts) Object.defineProperty(event, SENT_REQUEST_PARTS, lazyStartProperties.sentRequestParts);
     this.options.onTraffic(event as LazyStartEvent);
   }
 

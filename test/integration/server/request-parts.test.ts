@@ -1,18 +1,26 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
-import { joinChatRequestParts } from '../../../src/core/chat-request-fragments.ts';
+import { decodeFragment, encodeStartEvent, joinChatRequestParts } from '../../../src/core/chat-request-fragments.ts';
 import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
-import type { ExchangeStartEvent, TrafficEvent } from '../../../src/core/traffic-event.ts';
+import { SENT_REQUEST_PARTS, type ExchangeStartEvent, type TrafficEvent } from '../../../src/core/traffic-event.ts';
 import { readCapture, startTestBridge } from '../../support/bridge-harness.ts';
 import { startMockBackend } from '../../../mock-backend/create-mock-backend.ts';
 
 /*
  * A bridge asked to serialise by parts (the extension's, whose panel keeps parts) sends the joined
  * parts upstream: the backend receives exactly the text the start event's parts spell, so the
- * request is serialised once. Without the setting the start event carries no parts.
+ * request is serialised once. Without the setting the start event carries no parts. The panel reads
+ * the start as the bridge's worker encodes it (encodeStartEvent).
  */
+
+/** The lowered request's text as the panel receives it: the encoded start's parts, joined. */
+function panelRequestText(start: ExchangeStartEvent): string {
+  const { encodedRequest } = encodeStartEvent(start, (text) => text);
+  const part = (fragment: Parameters<typeof decodeFragment>[1]): string => decodeFragment(encodedRequest, fragment);
+  return joinChatRequestParts({ head: part(encodedRequest.head), messages: encodedRequest.messages.map(part), tools: encodedRequest.tools === null ? null : part(encodedRequest.tools) });
+}
 
 const closers: Array<() => Promise<void>> = [];
 after(async () => {
@@ -79,11 +87,13 @@ async function sendOneTurn(serialiseRequestParts: boolean, body: Record<string, 
 describe('serialising the lowered request by parts', () => {
   it('sends exactly the joined parts upstream, the same text as one serialisation, and keeps the parts off the sharing stream', async () => {
     const { start, upstreamText, sharedStart } = await sendOneTurn(true);
-    assert.ok(start.loweredRequestParts, 'the start event carries the parts');
-    assert.equal(upstreamText, joinChatRequestParts(start.loweredRequestParts));
+    const parts = start[SENT_REQUEST_PARTS];
+    assert.ok(parts, 'the start event carries the parts');
+    assert.equal(upstreamText, joinChatRequestParts(parts));
     assert.equal(upstreamText, JSON.stringify(start.loweredRequest));
-    assert.ok(start.loweredRequestParts.messages.length > 3);
-    assert.equal('loweredRequestParts' in sharedStart, false, 'the sharing stream carries the request once');
+    assert.equal(panelRequestText(start), upstreamText, 'the panel receives the bytes sent');
+    assert.ok(parts.messages.length > 3);
+    assert.deepEqual(Object.keys(sharedStart).filter((key) => key.startsWith('lowered')), ['loweredRequest'], 'the sharing stream carries the request once');
     assert.deepEqual(sharedStart.loweredRequest, JSON.parse(upstreamText));
   });
 
@@ -95,12 +105,12 @@ describe('serialising the lowered request by parts', () => {
     for (const byParts of [true, false]) {
       const { start, upstreamText, sharedStart } = await sendOneTurn(byParts, body);
       assert.deepEqual(JSON.parse(upstreamText), expected, 'the backend receives the lowered request');
-      assert.deepEqual(start.loweredRequest, expected, 'the panel reads the real text');
+      assert.deepEqual(JSON.parse(panelRequestText(start)), expected, 'the panel reads the real text');
+      assert.deepEqual(start.loweredRequest, expected, 'the log file reads the real text');
       assert.deepEqual(sharedStart.loweredRequest, expected, 'other windows read the real text');
-      if (byParts) {
-        assert.ok(start.loweredRequestParts);
-        assert.equal(upstreamText, joinChatRequestParts(start.loweredRequestParts), 'the parts spell the bytes sent');
-      }
+      const parts = start[SENT_REQUEST_PARTS];
+      assert.equal(parts !== undefined, byParts);
+      if (parts) assert.equal(upstreamText, joinChatRequestParts(parts), 'the parts spell the bytes sent');
     }
   });
 
@@ -129,7 +139,8 @@ describe('serialising the lowered request by parts', () => {
 
   it('carries no parts without the setting, and the backend gets the same text', async () => {
     const { start, upstreamText } = await sendOneTurn(false);
-    assert.equal(start.loweredRequestParts, undefined);
+    assert.equal(start[SENT_REQUEST_PARTS], undefined);
+    assert.equal(panelRequestText(start), upstreamText, 'the panel receives the same text, encoded from the objects');
     assert.equal(upstreamText, JSON.stringify(start.loweredRequest));
   });
 });
