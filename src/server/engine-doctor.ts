@@ -178,16 +178,18 @@ export interface FoundEngine {
   port: number;
   expected: EngineKind;
   backendUrl: string;
+  /** It answered 401 or 403 without a key: an engine started with one. */
+  wantsKey: boolean;
 }
 
 /**
  * With no backend configured: which of the engines' usual ports on this machine answer `GET /v1/models`
  * (a 401 counts: an engine that wants a key). All at once, each with a short limit.
  */
-export async function findLocalEngines(options: { host?: string; timeoutMs?: number } = {}): Promise<FoundEngine[]> {
+export async function findLocalEngines(options: { host?: string; timeoutMs?: number; ports?: ReadonlyArray<{ engine: EngineKind; port: number }> } = {}): Promise<FoundEngine[]> {
   const host = options.host ?? '127.0.0.1';
   const answers = await Promise.all(
-    ENGINE_DEFAULT_PORTS.map(async ({ engine, port }): Promise<FoundEngine | null> => {
+    (options.ports ?? ENGINE_DEFAULT_PORTS).map(async ({ engine, port }): Promise<FoundEngine | null> => {
       const backendUrl = `http://${host}:${port}/v1`;
       const upstream = createUpstreamClient({ baseUrl: backendUrl, getApiKey: () => null });
       try {
@@ -195,11 +197,11 @@ export async function findLocalEngines(options: { host?: string; timeoutMs?: num
           const answer = await upstream.getModels(limited);
           return { response: answer, text: await answer.text(MAX_SERVER_INFO_BYTES, 'model list') };
         });
-        if (response.status === 401 || response.status === 403) return { port, expected: engine, backendUrl };
+        if (response.status === 401 || response.status === 403) return { port, expected: engine, backendUrl, wantsKey: true };
         if (response.status !== 200) return null;
         // Throws for a body that is no model list: some other program holds the port.
         parseModelListText(backendUrl, text);
-        return { port, expected: engine, backendUrl };
+        return { port, expected: engine, backendUrl, wantsKey: false };
       } catch {
         return null;
       } finally {
