@@ -26,7 +26,7 @@ Options:
   --backend URL                 the engine's OpenAI-compatible base URL, ending in /v1; without it the doctor
                                 looks on 127.0.0.1 at ${ENGINE_DEFAULT_PORTS.map(({ engine, port }) => `${port} (${ENGINE_NAMES[engine]})`).join(', ')}
   --model NAME                  the model name the bridge will send (serve --model); default: the first listed
-  --backend-api-key-env NAME    environment variable holding the backend's API key
+  --backend-api-key-env NAME    environment variable holding the backend's API key (sent only to --backend URL)
   --quick                       find and identify only, no generation (what serve checks at start)
   --json                        print the report as JSON
   -h, --help                    show this help
