@@ -9,9 +9,17 @@ import { sendFailure, type HttpAnswer, type SecurityRefusal } from './failure-ma
  */
 const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
+/** Four dotted decimal parts: an IPv4 address when each is at most 255, no name and no address otherwise. */
+const DOTTED_QUAD = /^\d+\.\d+\.\d+\.\d+$/;
+
+function isDottedQuadInRange(name: string): boolean {
+  return name.split('.').every((part) => part.length <= 3 && Number(part) <= 255);
+}
+
 export function isLoopbackHostname(hostname: string): boolean {
   const lower = hostname.toLowerCase();
-  return LOOPBACK_HOSTNAMES.has(lower) || /^127(?:\.\d{1,3}){3}$/.test(lower) || lower.endsWith('.localhost');
+  if (DOTTED_QUAD.test(lower)) return lower.startsWith('127.') && isDottedQuadInRange(lower);
+  return LOOPBACK_HOSTNAMES.has(lower) || lower.endsWith('.localhost');
 }
 
 /**
@@ -19,11 +27,22 @@ export function isLoopbackHostname(hostname: string): boolean {
  * then at most a port of digits. Anything else (junk after the port or after `]`) is refused whole
  * rather than cut down to a name that happens to pass.
  */
-const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/i;
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/i;
 
-/** Splits a Host header into its name, keeping IPv6 brackets (`[::1]:8080` → `[::1]`); null when it is malformed. */
+const MAX_PORT = 65_535;
+
+/**
+ * Splits a Host header into its name, keeping IPv6 brackets (`[::1]:8080` → `[::1]`); null when it is
+ * malformed, including a port over 65535 and a dotted-quad address with a part over 255
+ * (`127.999.999.999`), which name no address a client could have reached.
+ */
 export function hostnameOfHostHeader(host: string): string | null {
-  return HOST_HEADER.exec(host)?.[1] ?? null;
+  const match = HOST_HEADER.exec(host);
+  const hostname = match?.[1];
+  if (match === null || hostname === undefined) return null;
+  if (match[2] !== undefined && Number(match[2]) > MAX_PORT) return null;
+  if (DOTTED_QUAD.test(hostname) && !isDottedQuadInRange(hostname)) return null;
+  return hostname;
 }
 
 export interface SecurityOptions {

@@ -3,7 +3,7 @@ import type { ToolGrammar } from './compile-grammar.ts';
 import { LARK_COMMON_TERMINALS } from './lark-common-terminals.ts';
 import { parseLarkGrammar, type GrammarExpression, type LarkGrammar } from './parse-lark-grammar.ts';
 import { parseGrammarRegexp } from './parse-grammar-regexp.ts';
-import type { PatternNode } from './pattern-node.ts';
+import { MAX_REPEAT_COUNT, type PatternNode } from './pattern-node.ts';
 
 /*
  * A custom tool's grammar as one anchored regular expression, for the JSON-Schema `pattern` of the
@@ -30,6 +30,14 @@ export const PATTERN_FORMS: readonly PatternForm[] = ['escaped-text', 'value'];
 
 /** The chat template prints the pattern into the prompt; a longer one costs tokens on every turn. */
 export const MAX_ENGINE_PATTERN_LENGTH = 2_000;
+
+/**
+ * The most copies nested counted repeats may multiply to. An engine writes `x{0,n}` out as n copies of
+ * `x` (llama.cpp's schema-to-grammar converter does), so the counts along one nesting multiply:
+ * `(a{0,1000}){0,1000}` is a million copies and froze llama-server for two minutes of CPU. A whole
+ * nesting may expand as far as one repeat may.
+ */
+export const MAX_NESTED_REPEAT_COPIES = MAX_REPEAT_COUNT;
 
 export type GrammarPatternResult = { success: true; pattern: string } | { success: false; reason: string };
 
@@ -59,7 +67,8 @@ function grammarBody(grammar: ToolGrammar, form: PatternForm): string {
 /**
  * What an engine must be able to read before a pattern is sent: anchored at both ends, none of the
  * constructs llama.cpp silently widens to "any string", no `{m,n}` with m > n (which exhausts its
- * memory), within the length cap, and a valid ECMAScript regex (JSON Schema's dialect).
+ * memory), within the length cap, a valid ECMAScript regex (JSON Schema's dialect), and no repetition
+ * that costs an engine more than the text it matches (findCostlyRepetition).
  * Returns the first problem, or null.
  */
 export function checkEnginePattern(pattern: string): string | null {
@@ -97,7 +106,115 @@ export function checkEnginePattern(pattern: string): string | null {
   } catch (error) {
     return `the pattern is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`;
   }
-  return null;
+  return findCostlyRepetition(pattern.slice(1, -1));
+}
+
+/** What a part of a pattern costs an engine: whether it can match nothing, and the copies its counted repeats multiply to. */
+interface RepetitionCost {
+  matchesNothing: boolean;
+  copies: number;
+}
+
+class CostlyRepetition extends Error {}
+
+/**
+ * The first repetition an engine cannot afford in a valid pattern body (checked by checkEnginePattern
+ * first), or null: nested counted repeats multiplying past MAX_NESTED_REPEAT_COPIES, and any repeat
+ * of more than one of something that can match nothing (`(a*)*`, `(a?){1000}`, `(|a)+`), which an
+ * engine's grammar follows along every way of splitting the text among the repeats.
+ */
+function findCostlyRepetition(body: string): string | null {
+  const scanner = new RepetitionScanner(body);
+  try {
+    scanner.alternatives();
+    return null;
+  } catch (error) {
+    if (error instanceof CostlyRepetition) return error.message;
+    throw error;
+  }
+}
+
+/** Reads the pattern dialect PatternWriter writes (and any valid ECMAScript pattern without `(?`), one atom and its quantifier at a time. */
+class RepetitionScanner {
+  private index = 0;
+
+  constructor(private readonly text: string) {}
+
+  alternatives(): RepetitionCost {
+    const cost = this.sequence();
+    while (this.text[this.index] === '|') {
+      this.index += 1;
+      const option = this.sequence();
+      cost.matchesNothing ||= option.matchesNothing;
+      cost.copies = Math.max(cost.copies, option.copies);
+    }
+    return cost;
+  }
+
+  private sequence(): RepetitionCost {
+    const cost: RepetitionCost = { matchesNothing: true, copies: 1 };
+    while (this.index < this.text.length && this.text[this.index] !== '|' && this.text[this.index] !== ')') {
+      const start = this.index;
+      const term = this.quantified(this.atom(), start);
+      cost.matchesNothing &&= term.matchesNothing;
+      cost.copies = Math.max(cost.copies, term.copies);
+    }
+    return cost;
+  }
+
+  /** A group, a class, an escape or one character. An escape's hex digits are read as characters of their own: each matches something, as the escape does. */
+  private atom(): RepetitionCost {
+    const character = this.text[this.index];
+    if (character === '(') {
+      this.index += 1;
+      const inner = this.alternatives();
+      this.index += 1;
+      return inner;
+    }
+    if (character === '[') {
+      this.index += this.text[this.index + 1] === '^' ? 2 : 1;
+      while (this.index < this.text.length && this.text[this.index] !== ']') this.index += this.text[this.index] === '\\' ? 2 : 1;
+    } else if (character === '\\') {
+      this.index += 1;
+    }
+    this.index += 1;
+    return { matchesNothing: false, copies: 1 };
+  }
+
+  private quantified(item: RepetitionCost, start: number): RepetitionCost {
+    const bounds = this.readQuantifier();
+    if (bounds === null) return item;
+    const source = this.text.slice(start, this.index);
+    const shown = source.length > 80 ? `${source.slice(0, 77)}…` : source;
+    const copies = item.copies * (bounds.max === Infinity ? Math.max(bounds.min, 1) : bounds.max);
+    if (copies > MAX_NESTED_REPEAT_COPIES) {
+      throw new CostlyRepetition(`the pattern nests counted repeats that multiply to ${copies} copies (over the ${MAX_NESTED_REPEAT_COPIES} cap): ${shown}`);
+    }
+    if (bounds.max > 1 && item.matchesNothing) {
+      throw new CostlyRepetition(`the pattern repeats something that can match nothing, which an engine may try every way of splitting: ${shown}`);
+    }
+    return { matchesNothing: item.matchesNothing || bounds.min === 0, copies };
+  }
+
+  private readQuantifier(): { min: number; max: number } | null {
+    const character = this.text[this.index];
+    let bounds: { min: number; max: number } | null = null;
+    if (character === '*') bounds = { min: 0, max: Infinity };
+    else if (character === '+') bounds = { min: 1, max: Infinity };
+    else if (character === '?') bounds = { min: 0, max: 1 };
+    if (bounds !== null) {
+      this.index += 1;
+    } else {
+      const range = /^\{(\d+)(?:(,)(\d*))?\}/.exec(this.text.slice(this.index, this.index + 24));
+      if (range === null) return null;
+      this.index += range[0].length;
+      const min = Number(range[1]);
+      bounds = { min, max: range[2] === undefined ? min : range[3] === '' ? Infinity : Number(range[3]) };
+    }
+    // A lazy quantifier matches the same texts.
+    if (this.text[this.index] === '?') this.index += 1;
+    return bounds;
+  }
 }
 
 /** Backslash escapes JSON writes for characters that need one (what `JSON.stringify` emits). */

@@ -426,8 +426,23 @@ function deepestPathLength(issues: ReadonlyArray<IssueLike>): number {
   return deepest;
 }
 
-/** Issues kept on the error: the message names three; a client's body can hold hundreds of thousands. */
-const MAX_KEPT_ISSUES = 20;
+/**
+ * The most items `input` may hold. Codex resends the whole history on every turn, one item per
+ * message, reasoning step, call and output, and compacts it before the model's context window fills:
+ * even a million-token window, at some 30 tokens for the smallest item, holds about 33,000 items, and
+ * the benchmark's 10 MB session holds about 3,000. Checked before validation, which costs time and
+ * memory per item: a body of a million one-byte items (2 MB) would otherwise hold the bridge for
+ * seconds.
+ */
+export const MAX_INPUT_ITEMS = 100_000;
+
+/**
+ * zod's own parse flag (the one `z.validate` sets; not in its public context type): every array and
+ * object stops at its first bad member, so a failing body costs at most one walk up to its first
+ * problem, and the error holds that problem alone, not one issue per bad item of a huge array. A
+ * valid body takes the compiled path as before.
+ */
+const STOP_AT_FIRST_PROBLEM = { abortEarly: true } as z.core.ParseContext<z.core.$ZodIssue>;
 
 /**
  * A union reports one issue list per option. The option that got furthest into the value (the
@@ -505,7 +520,14 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (!isPlainObject(body)) {
     throw new InvalidRequestError('the request body must be a JSON object');
   }
-  const result = z.safeParse(responsesRequestSchema, body);
+  const input = body['input'];
+  if (Array.isArray(input) && input.length > MAX_INPUT_ITEMS) {
+    throw new InvalidRequestError(`\`input\` holds ${input.length} items; freeform-bridge accepts at most ${MAX_INPUT_ITEMS} (far more than a long Codex session sends)`, {
+      param: 'input',
+      code: 'too_many_input_items',
+    });
+  }
+  const result = z.safeParse(responsesRequestSchema, body, STOP_AT_FIRST_PROBLEM);
   if (result.success) {
     rejectNonFiniteToolNumbers(result.data.tools);
     return result.data;
@@ -519,6 +541,6 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (problems.length > shown.length) shown.push(`and ${problems.length - shown.length} more`);
   throw new InvalidRequestError(`invalid Responses request: ${shown.join('; ')}`, {
     param: problems[0]?.field ?? null,
-    issues: result.error.issues.slice(0, MAX_KEPT_ISSUES),
+    issues: result.error.issues,
   });
 }

@@ -213,6 +213,25 @@ describe('bad input to POST /v1/responses', () => {
     await assertStillServing();
   });
 
+  it('refuses a million invalid input items with 400 naming the limit, and reports the first bad item of a body within it', async () => {
+    const zeros = (count: number): string => new Array<string>(count).fill('0').join(',');
+    await expectRefusal(
+      { body: `{"model":"m","input":[${zeros(1_000_000)}]}` },
+      { status: 400, code: 'too_many_input_items', param: 'input', message: /^`input` holds 1000000 items; freeform-bridge accepts at most 100000 / },
+    );
+    const firstBadItem = await expectRefusal({ body: `{"model":"m","input":[${zeros(100_000)}]}` }, { status: 400, code: null, param: 'input[0]' });
+    assert.equal(
+      parseOpenAiError(firstBadItem.text).error.message,
+      'invalid Responses request: `input[0]`: an input item needs a string `type` (or a `role`, for a message)',
+    );
+    const firstBadPart = await expectRefusal(
+      { body: `{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"ok"},${zeros(1_000_000)}]}]}` },
+      { status: 400, code: null, param: 'input[0].content[1]' },
+    );
+    assert.equal(parseOpenAiError(firstBadPart.text).error.message, 'invalid Responses request: `input[0].content[1]`: a content part needs a string `type`');
+    await assertStillServing();
+  });
+
   it('refuses invalid UTF-8 with 400 invalid_utf8 rather than replacing the bytes', async () => {
     const invalid = Buffer.concat([Buffer.from('{"model":"m","input":"caf'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]);
     await expectRefusal({ body: invalid }, { status: 400, code: 'invalid_utf8', message: /not valid UTF-8/ });

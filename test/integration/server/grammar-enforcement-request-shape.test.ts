@@ -52,3 +52,29 @@ describe('grammar enforcement: the request shape vLLM and SGLang read', () => {
     });
   }
 });
+
+describe('grammar enforcement: a grammar whose repetition an engine cannot afford', () => {
+  for (const definition of ['(a{0,1000}){0,1000}', '((a?){1000}){1000}', '(a*)*']) {
+    it(`${definition}: no pattern reaches the engine, and a warning names the tool`, async () => {
+      const backend = await startMockBackend({ profile: 'vllm-hermes' });
+      const bridge = await startTestBridge({ backendUrl: backend.url, grammarEnforcement: 'escaped', keepaliveSeconds: 0 });
+      try {
+        const tool = { type: 'custom', name: 'repeat_tool', description: 'hostile grammar', format: { type: 'grammar', syntax: 'regex', definition } };
+        const observed = await runExchange(bridge, { model: 'm', input: 'hi', stream: false, tools: [tool] });
+        assert.equal(observed.codex.status, 200);
+        const sent = backend.requests.find((request) => request.path === '/v1/chat/completions');
+        const tools = (sent?.body as { tools: Array<{ function: { name: string; strict?: boolean; parameters: unknown } }> }).tools;
+        const lowered = tools.find((entry) => entry.function.name === 'repeat_tool');
+        assert.ok(lowered);
+        assert.doesNotMatch(JSON.stringify(lowered), /"pattern"/);
+        assert.equal(lowered.function.strict, undefined);
+        const warning = observed.end.warnings.find((entry) => entry.kind === 'grammar_not_enforced');
+        assert.equal(warning?.tool, 'repeat_tool');
+        assert.match(warning?.detail ?? '', /^custom tool 'repeat_tool' declares a regex grammar: checked after generation, not enforced by the engine \(its grammar cannot be sent as a pattern: the pattern (nests counted repeats|repeats something that can match nothing)/);
+      } finally {
+        await bridge.close();
+        await backend.close();
+      }
+    });
+  }
+});

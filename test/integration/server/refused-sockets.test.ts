@@ -77,4 +77,15 @@ describe('sockets the bridge does not keep', () => {
       assert.equal((await sendRawHttpRequest(bridge.url, { method: 'GET', path: '/healthz', headers: { host } })).status, 200, host);
     }
   });
+
+  it('a Host header with an IPv4 part over 255 or a port over 65535 is refused as malformed, not taken for loopback', async () => {
+    for (const host of ['127.999.999.999', `127.999.999.999:${bridge.port}`, '127.0.0.256', '127.0.0.1:99999', 'localhost:65536', '[::1]:70000']) {
+      const response = await sendRawHttpRequest(bridge.url, { method: 'GET', path: '/healthz', headers: { host } });
+      assert.equal(response.status, 400, host);
+      assert.match(response.text, /malformed_host/, host);
+    }
+    for (const host of ['127.255.255.255', '127.0.0.1:65535', `127.0.0.1:${bridge.port}`]) {
+      assert.equal((await sendRawHttpRequest(bridge.url, { method: 'GET', path: '/healthz', headers: { host } })).status, 200, host);
+    }
+  });
 });

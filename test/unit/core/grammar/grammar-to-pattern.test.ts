@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { compileGrammar, type ToolGrammar } from '../../../../src/core/grammar/compile-grammar.ts';
-import { checkEnginePattern, compileGrammarToPattern, MAX_ENGINE_PATTERN_LENGTH, type PatternForm } from '../../../../src/core/grammar/grammar-to-pattern.ts';
+import { checkEnginePattern, compileGrammarToPattern, MAX_ENGINE_PATTERN_LENGTH, MAX_NESTED_REPEAT_COPIES, PATTERN_FORMS, type PatternForm } from '../../../../src/core/grammar/grammar-to-pattern.ts';
 import { isPlainObject, parseJson } from '../../../../src/core/parse-json.ts';
 import { fixturePath } from '../../../support/fixtures.ts';
 
@@ -154,5 +154,57 @@ describe('grammar to engine pattern', () => {
     assert.match(checkEnginePattern('^a(b$') ?? '', /not a valid regular expression/);
     assert.match(checkEnginePattern('^a|^b$') ?? '', /anchor inside/);
     assert.match(checkEnginePattern(`^${'a'.repeat(MAX_ENGINE_PATTERN_LENGTH)}$`) ?? '', /cap/);
+  });
+});
+
+/*
+ * An engine writes a counted repeat out as that many copies of its item, and follows every way a
+ * repeat of something that can match nothing may split the text: patterns like these froze
+ * llama-server for minutes. They are refused before they are sent.
+ */
+describe('compileGrammarToPattern: repetition an engine cannot afford', () => {
+  function refusal(definition: string, syntax = 'regex'): string {
+    for (const form of PATTERN_FORMS) {
+      const result = compileGrammarToPattern({ syntax, definition }, form);
+      assert.equal(result.success, false, `${definition} (${form}) was accepted: ${result.success ? result.pattern : ''}`);
+    }
+    const result = compileGrammarToPattern({ syntax, definition }, 'value');
+    return result.success ? '' : result.reason;
+  }
+
+  it('refuses nested counted repeats whose counts multiply past the cap', () => {
+    assert.equal(refusal('(a{0,1000}){0,1000}'), `the pattern nests counted repeats that multiply to 1000000 copies (over the ${MAX_NESTED_REPEAT_COPIES} cap): (a{0,1000}){0,1000}`);
+    assert.match(refusal('((a?){1000}){1000}'), /repeats something that can match nothing|multiply to 1000000 copies/);
+    assert.match(refusal('(x(ab{0,10}){0,20}y){0,10}'), /multiply to 2000 copies \(over the 1000 cap\): \(x\(ab\{0,10\}\)\{0,20\}y\)\{0,10\}$/);
+    assert.match(refusal('start: ("a"~0..1000)~0..1000\n', 'lark'), /multiply to 1000000 copies/);
+  });
+
+  it('refuses repeating what can match nothing: (a*)*, (a?)*, (|a)+, (a?){1000}', () => {
+    assert.equal(refusal('(a*)*'), 'the pattern repeats something that can match nothing, which an engine may try every way of splitting: (a*)*');
+    assert.match(refusal('(a?)*'), /can match nothing.*: \(a\?\)\*$/);
+    assert.match(refusal('(|a)+'), /can match nothing/);
+    assert.match(refusal('(a*|b)+'), /can match nothing/);
+    assert.match(refusal('(a?b?){2,}'), /can match nothing/);
+    assert.match(refusal('(a?){1000}'), /can match nothing/);
+    assert.match(refusal('start: ("a"*)*\n', 'lark'), /can match nothing/);
+  });
+
+  it('checks a pattern given as text the same way', () => {
+    assert.match(checkEnginePattern('^(a{0,1000}){0,1000}$') ?? '', /multiply to 1000000 copies/);
+    assert.match(checkEnginePattern('^((a?){1000}){1000}$') ?? '', /can match nothing|multiply/);
+    assert.match(checkEnginePattern('^(a*)*$') ?? '', /can match nothing/);
+    assert.match(checkEnginePattern('^([a\\)]*)*$') ?? '', /can match nothing/);
+  });
+
+  it('still accepts bounded repetition and the real grammars', () => {
+    for (const pattern of ['^a{0,1000}$', '^(ab{2,5}){0,200}$', '^(a+b?)*$', '^([a-z]+ )*end$', '^x(y|z)?$', '^(a?)?$', '^(a?b)*$', '^[(*]*$', '^\\(+$', `^(a{0,${MAX_NESTED_REPEAT_COPIES}})$`]) {
+      assert.equal(checkEnginePattern(pattern), null, pattern);
+    }
+    for (const form of PATTERN_FORMS) {
+      for (const grammar of [patchGrammar, execGrammar]) {
+        const result = compileGrammarToPattern(grammar, form);
+        assert.ok(result.success, result.success ? '' : result.reason);
+      }
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidRequestError } from '../../../../src/core/errors.ts';
-import { formatIssuePath, parseResponsesRequest } from '../../../../src/core/responses/responses-request.ts';
+import { formatIssuePath, MAX_INPUT_ITEMS, parseResponsesRequest } from '../../../../src/core/responses/responses-request.ts';
 
 function rejection(body: unknown): { message: string; param: string | null } {
   try {
@@ -103,12 +103,50 @@ describe('parseResponsesRequest: what it keeps', () => {
 
 /** Holes found by a review with hostile inputs: each failed before it was closed. */
 describe('parseResponsesRequest: hostile input', () => {
-  it('a request with 200,000 invalid input items gets a short validation message, not a stack overflow', () => {
-    const input = Array.from({ length: 200_000 }, () => ({ type: 'message', role: 'user', content: 42 }));
-    assert.throws(
-      () => parseResponsesRequest({ model: 'm', input }),
-      (error: unknown) => InvalidRequestError.is(error) && /^invalid Responses request: .*and \d+ more$/.test(error.message) && error.message.length < 1000,
-    );
+  it('a request with 100,000 invalid input items gets a short message naming the first one, not a stack overflow', () => {
+    const input = Array.from({ length: MAX_INPUT_ITEMS }, () => ({ type: 'message', role: 'user', content: 42 }));
+    assert.deepStrictEqual(rejection({ model: 'm', input }), {
+      message: 'invalid Responses request: `input[0].content`: Invalid input: expected string or array',
+      param: 'input[0].content',
+    });
+  });
+
+  it('refuses more input items than MAX_INPUT_ITEMS before validating any of them', () => {
+    let itemsRead = 0;
+    const item = {
+      get type(): string {
+        itemsRead++;
+        return 'message';
+      },
+      role: 'user',
+      content: 'x',
+    };
+    const input = new Array<unknown>(MAX_INPUT_ITEMS + 1).fill(item);
+    assert.deepStrictEqual(rejection({ model: 'm', input }), {
+      message: `\`input\` holds ${MAX_INPUT_ITEMS + 1} items; freeform-bridge accepts at most ${MAX_INPUT_ITEMS} (far more than a long Codex session sends)`,
+      param: 'input',
+    });
+    assert.equal(itemsRead, 0);
+    const accepted = parseResponsesRequest({ model: 'm', input: input.slice(1) }).input;
+    assert.ok(Array.isArray(accepted));
+    assert.equal(accepted.length, MAX_INPUT_ITEMS);
+  });
+
+  it('stops validating at the first bad item: no item after it is read', () => {
+    const itemsRead = new Set<number>();
+    const input = Array.from({ length: 10_000 }, (_, index) => ({
+      get type(): string {
+        itemsRead.add(index);
+        return 'function_call';
+      },
+      call_id: index === 0 ? 'call_0' : 42,
+      name: 'f',
+    }));
+    assert.deepStrictEqual(rejection({ model: 'm', input }), {
+      message: 'invalid Responses request: `input[1].call_id`: Invalid input: expected string, received number',
+      param: 'input[1].call_id',
+    });
+    assert.deepStrictEqual([...itemsRead].sort((left, right) => left - right), [0, 1]);
   });
 
   it('a tool schema number too large for a double (1e400) is refused, naming where it is', () => {
