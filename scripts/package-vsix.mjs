@@ -6,8 +6,9 @@
 // extension's bundles, the webview's built script and styles, the icon, the walkthrough, README,
 // CHANGELOG, LICENSE). This script only adds the tarball and the offline, dependency-free defaults.
 //
-// Usage: node scripts/package-vsix.mjs [--out FILE]
-//   --out FILE   where to write the .vsix (default: ./<name>-<version>.vsix); the .tgz goes into the same folder
+// Usage: node scripts/package-vsix.mjs [--out FILE] [--pre-release]
+//   --out FILE       where to write the .vsix (default: ./<name>-<version>.vsix); the .tgz goes into the same folder
+//   --pre-release    mark the .vsix as a pre-release (the Marketplace and Open VSX publish it as one only if so)
 import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -30,6 +31,6 @@ function run(command, args) {
 
 const vsce = join(dirname(createRequire(import.meta.url).resolve('@vscode/vsce/package.json')), 'vsce');
 // Relative README links become https://github.com/…/blob/HEAD/… links from "repository".
-run(process.execPath, [vsce, 'package', '--out', out]);
+run(process.execPath, [vsce, 'package', '--out', out, ...(argv.includes('--pre-release') ? ['--pre-release'] : [])]);
 console.log(`package-vsix: ${relative(process.cwd(), out) || out} (${(statSync(out).size / 1024).toFixed(0)} KiB)`);
 run(process.execPath, [join(root, 'scripts', 'pack-npm.mjs'), '--no-build', '--out-dir', dirname(out)]);
