@@ -18,7 +18,7 @@ import { makeTempDir, trackProcessGroup, waitForProcessGroupExit } from '../../s
 function startCli(
   args: string[],
   launcher: 'npx' | 'node' = 'npx',
-): { child: ChildProcess; firstLine: Promise<string>; stderr: () => string; stopGroup: () => void; outputClosed: Promise<void> } {
+): { child: ChildProcess; firstLine: Promise<string>; stdout: () => string; stderr: () => string; stopGroup: () => void; outputClosed: Promise<void> } {
   const [command, prefix] = launcher === 'npx' ? ['npx', ['--no-install', 'freeform-bridge']] : [process.execPath, ['dist/cli.js']];
   // Its own process group, so a test can stop npm, the shell and the bridge together; tracked, so the
   // group is killed when this file's process ends, whatever path a test took.
@@ -29,7 +29,11 @@ function startCli(
       detached: true,
     }),
   );
+  let stdout = '';
   let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
@@ -50,7 +54,7 @@ function startCli(
       // already gone
     }
   };
-  return { child, firstLine, stderr: () => stderr, stopGroup, outputClosed };
+  return { child, firstLine, stdout: () => stdout, stderr: () => stderr, stopGroup, outputClosed };
 }
 
 function exitCode(child: ChildProcess): Promise<number | null> {
@@ -94,6 +98,19 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     await cli.outputClosed;
     assert.match(cli.stderr(), /^\d\d:\d\d:\d\d {2}\S+ {2}qwen3-coder → served-model {2}200 completed {2}\d+\.\d s {2}calls: apply_patch(?: {2}\d+ warnings?)?$/m);
     assert.ok(!cli.stderr().includes('\u001b['), 'no ANSI colours on a pipe');
+  });
+
+  it('prints only the listening line on stdout, for scripts; the log on stderr records the address with the backend', async () => {
+    const cli = startCli(['serve', '--backend', backend.url, '--port', '0'], 'node');
+    const url = /(http:\/\/\S+)$/.exec(await cli.firstLine)![1]!;
+    backend.enqueue({ toolCalls: [{ name: 'apply_patch', input: '*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\n' }] });
+    await readSseEvents(await postResponses(url, readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json')));
+    cli.child.kill('SIGTERM');
+    assert.equal(await exitCode(cli.child), 0);
+    await cli.outputClosed;
+    assert.equal(cli.stdout(), `freeform-bridge listening on ${url}\n`);
+    assert.ok(cli.stderr().includes(`info: listening on ${url} {"backend":"${backend.url}"}`), cli.stderr());
+    assert.match(cli.stderr(), /200 completed/);
   });
 
   it('--quiet keeps the warnings and drops the line per round trip; it cannot go with another log level', async () => {
