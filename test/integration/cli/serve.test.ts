@@ -100,27 +100,28 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     assert.ok(!cli.stderr().includes('\u001b['), 'no ANSI colours on a pipe');
   });
 
-  it('prints only the listening line on stdout, for scripts; the log on stderr records the address with the backend', async () => {
-    const cli = startCli(['serve', '--backend', backend.url, '--port', '0'], 'node');
+  /** `serve` with `options` through one apply_patch turn, stopped with SIGTERM; everything it printed is read. */
+  async function serveOneTurn(options: string[]): Promise<{ cli: ReturnType<typeof startCli>; url: string }> {
+    const cli = startCli(['serve', '--backend', backend.url, '--port', '0', ...options], 'node');
     const url = /(http:\/\/\S+)$/.exec(await cli.firstLine)![1]!;
     backend.enqueue({ toolCalls: [{ name: 'apply_patch', input: '*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\n' }] });
     await readSseEvents(await postResponses(url, readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json')));
     cli.child.kill('SIGTERM');
     assert.equal(await exitCode(cli.child), 0);
     await cli.outputClosed;
+    return { cli, url };
+  }
+
+  it('prints only the listening line on stdout, for scripts; the log on stderr records the address with the backend', async () => {
+    const { cli, url } = await serveOneTurn([]);
     assert.equal(cli.stdout(), `freeform-bridge listening on ${url}\n`);
     assert.ok(cli.stderr().includes(`info: listening on ${url} {"backend":"${backend.url}"}`), cli.stderr());
     assert.match(cli.stderr(), /200 completed/);
   });
 
   it('--quiet keeps the warnings and drops the line per round trip; it cannot go with another log level', async () => {
-    const cli = startCli(['serve', '--backend', backend.url, '--port', '0', '--quiet'], 'node');
-    const url = /(http:\/\/\S+)$/.exec(await cli.firstLine)![1]!;
-    backend.enqueue({ toolCalls: [{ name: 'apply_patch', input: '*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\n' }] });
-    await readSseEvents(await postResponses(url, readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json')));
-    cli.child.kill('SIGTERM');
-    assert.equal(await exitCode(cli.child), 0);
-    await cli.outputClosed;
+    const { cli, url } = await serveOneTurn(['--quiet']);
+    assert.equal(cli.stdout(), `freeform-bridge listening on ${url}\n`, 'quiet or not, scripts get the address');
     assert.match(cli.stderr(), /^\d\d:\d\d:\d\d {4}warning grammar_not_enforced {2}apply_patch \(no call\): /m);
     assert.doesNotMatch(cli.stderr(), /200 completed/);
     assert.doesNotMatch(cli.stderr(), /info: listening/);
