@@ -70,7 +70,7 @@ describe('the CI workflow', () => {
 
   it('runs .ci/run on every push and pull request, and can be called by the release', () => {
     assert.deepEqual(Object.keys(ci.on).sort(), ['pull_request', 'push', 'workflow_call']);
-    assert.equal(ci.on.push, null, 'every branch and tag');
+    assert.deepEqual(ci.on.push, { branches: ['**'] }, 'every branch');
     const run = stepRunning(ci, '.ci/run');
     assert.equal(run.run, '.ci/run');
     // The engine tier's kit is not on GitHub's runners: the one tier skipped, and said so.
