@@ -4,6 +4,10 @@ import { existsSync } from 'node:fs';
 import { makeBundleAscii } from './ascii-bundle.mjs';
 
 const watch = process.argv.includes('--watch');
+// A watch build is for debugging: its bundles point at their maps. Any other build is what gets packed,
+// and the packages ship no maps, so its bundles reference none; the maps stay beside them in dist/ to
+// read a stack trace from a packaged build by hand.
+const sourcemap = watch ? 'linked' : 'external';
 
 /** @type {esbuild.BuildOptions[]} */
 const builds = [
@@ -14,7 +18,7 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     bundle: true,
-    sourcemap: true,
+    sourcemap,
     banner: { js: '#!/usr/bin/env node' },
   },
   {
@@ -24,7 +28,7 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     bundle: true,
-    sourcemap: true,
+    sourcemap,
     external: ['vscode'],
   },
   // The bridge's worker thread, started by dist/extension.js from the same folder (src/server/start-bridge-in-worker.ts).
@@ -35,7 +39,7 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     bundle: true,
-    sourcemap: true,
+    sourcemap,
   },
   // The traffic panel's webview: everything it loads lives in dist/media (its only localResourceRoot).
   {
@@ -45,7 +49,7 @@ const builds = [
     format: 'iife',
     target: 'es2022',
     bundle: true,
-    sourcemap: true,
+    sourcemap,
   },
   {
     entryPoints: ['media/traffic-panel.css'],

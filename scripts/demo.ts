@@ -248,7 +248,7 @@ function printVsCodeHowTo(profile: string): void {
       `     "Freeform Bridge: Start" and "Freeform Bridge: Show Live Traffic" (the traffic panel shows`,
       `     each exchange with its lowered tools, lifted calls and warnings, as printed above).`,
       `  3. "Freeform Bridge: Write Codex Config" (model qwen3-coder, tool surface freeform), then in a`,
-      `     scratch git folder: codex exec -p freeform-bridge --dangerously-bypass-approvals-and-sandbox "${PROMPT}"`,
+      `     scratch git repository: codex exec -p freeform-bridge -s workspace-write "${PROMPT}"`,
       `  Without VS Code: npx freeform-bridge serve --backend http://127.0.0.1:8000/v1 --log-file exchanges.jsonl`,
     ].join('\n'),
   );
@@ -287,7 +287,9 @@ async function main(): Promise<number> {
   let exitCode = 1;
   try {
     say('demo', `mock backend ${session.backend.url}, bridge ${session.bridge.url}, CODEX_HOME ${session.codexHome}`);
-    say('demo', `running: codex exec -p ${CODEX_PROFILE} --json --ephemeral --dangerously-bypass-approvals-and-sandbox "${PROMPT}"\n  in ${session.workspace} (a scratch git repository)\n`);
+    // Codex runs here as the tests run it, without its sandbox (which containers often cannot provide), on a
+    // scratch repository that is thrown away; what the user is told to run keeps the sandbox.
+    say('demo', `running: codex exec -p ${CODEX_PROFILE} --json --ephemeral "${PROMPT}", without Codex's sandbox,\n  in ${session.workspace} (a scratch git repository, deleted afterwards)\n`);
     const run = await session.runCodex(PROMPT, { onOutput: createCodexPrinter(session.workspace), timeoutMs: 120_000 });
     exitCode = run.code ?? 1;
     process.stdout.write('\n');

@@ -21,7 +21,7 @@ export interface CodexConfigCommandIo {
 }
 
 export const CODEX_CONFIG_USAGE = `Usage:
-  freeform-bridge codex-config --base-url URL --model NAME [options]
+  freeform-bridge codex-config --base-url URL [--model NAME] [options]
   freeform-bridge codex-config --restore [--codex-home DIR] [--dry-run] [--yes]
 
 Writes a Codex profile that sends Codex through the bridge: $CODEX_HOME/<profile>.config.toml (and,
@@ -30,7 +30,8 @@ for the free-form surfaces, <profile>.model_catalog.json). Your config.toml is l
 
 Options:
   --base-url URL          the bridge's URL ending in /v1 (as printed by \`freeform-bridge serve\`) (required)
-  --model NAME            model name Codex sends; one the backend serves (required)
+  --model NAME            model name Codex sends; one the backend serves (default: the one model the
+                          bridge lists; needed when it lists several, or with --offline)
   --codex-home DIR        Codex's configuration folder (default: $CODEX_HOME, else ~/.codex)
   --profile NAME          profile name (default ${DEFAULT_CODEX_PROFILE})
   --tool-surface S        freeform (default): free-form apply_patch; code-mode: code mode's exec tool;
@@ -242,7 +243,10 @@ async function runCommand(argv: string[], io: CodexConfigCommandIo): Promise<num
   for (const path of result.backups) io.stdout(`backup  ${path}\n`);
   for (const path of result.written) io.stdout(`wrote   ${path}\n`);
   if (result.written.length === 0) io.stdout(`The Codex config in ${codexHome} is already up to date; nothing written.\n`);
-  io.stdout(`\nRun Codex through the bridge with:\n  ${codexHomePrefix}${plan.runCommand}\n`);
+  // `codex exec` refuses to start outside a git repository, and its default read-only sandbox refuses every patch.
+  io.stdout(
+    `\nRun Codex through the bridge in a git repository:\n  ${codexHomePrefix}${plan.runCommand}\n  ${codexHomePrefix}codex exec -p ${plan.profile} -s workspace-write "your task"\n`,
+  );
   if (values['make-default']) {
     io.stdout(`Plain \`${codexHomePrefix}codex\` and the Codex extension in VS Code now use the bridge too (${toolSurface} surface, from the bridge's model catalog).\n`);
     io.stdout('In VS Code, run "Developer: Reload Window" so the Codex extension reads the new config.toml.\n');

@@ -94,10 +94,14 @@ describe('freeform-bridge codex-config', () => {
     assert.equal(existsSync(home), false);
   });
 
-  it('prints help', async () => {
+  it('prints help, with --model optional as it is', async () => {
     const result = await run(['--help']);
     assert.equal(result.code, 0);
     assert.match(result.stdout, /--tool-surface S/);
+    assert.match(result.stdout, /^ {2}freeform-bridge codex-config --base-url URL \[--model NAME\] \[options\]$/m);
+    const modelOption = /^ {2}--model NAME {12}(.*\n(?: {26}.*\n)*)/m.exec(result.stdout)?.[1] ?? '';
+    assert.match(modelOption, /default: the one model the\s+bridge lists/);
+    assert.doesNotMatch(modelOption, /required/);
   });
 
   it('--dry-run prints a unified diff with the token redacted and writes nothing', async () => {
@@ -139,7 +143,8 @@ describe('freeform-bridge codex-config', () => {
     const home = scratchHome();
     const result = await run(BASE, { CODEX_HOME: home });
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /\n {2}codex -p freeform-bridge\n/);
+    // How Codex must be run for a patch to land: in a git repository, with a sandbox that may write.
+    assert.match(result.stdout, /\nRun Codex through the bridge in a git repository:\n {2}codex -p freeform-bridge\n {2}codex exec -p freeform-bridge -s workspace-write "your task"\n/);
     assert.ok(existsSync(join(home, 'freeform-bridge.config.toml')));
   });
 

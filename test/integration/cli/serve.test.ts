@@ -18,7 +18,7 @@ import { makeTempDir, trackProcessGroup, waitForProcessGroupExit } from '../../s
 function startCli(
   args: string[],
   launcher: 'npx' | 'node' = 'npx',
-): { child: ChildProcess; firstLine: Promise<string>; stderr: () => string; stopGroup: () => void; outputClosed: Promise<void> } {
+): { child: ChildProcess; firstLine: Promise<string>; stdout: () => string; stderr: () => string; stopGroup: () => void; outputClosed: Promise<void> } {
   const [command, prefix] = launcher === 'npx' ? ['npx', ['--no-install', 'freeform-bridge']] : [process.execPath, ['dist/cli.js']];
   // Its own process group, so a test can stop npm, the shell and the bridge together; tracked, so the
   // group is killed when this file's process ends, whatever path a test took.
@@ -29,7 +29,11 @@ function startCli(
       detached: true,
     }),
   );
+  let stdout = '';
   let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
@@ -50,7 +54,7 @@ function startCli(
       // already gone
     }
   };
-  return { child, firstLine, stderr: () => stderr, stopGroup, outputClosed };
+  return { child, firstLine, stdout: () => stdout, stderr: () => stderr, stopGroup, outputClosed };
 }
 
 function exitCode(child: ChildProcess): Promise<number | null> {
@@ -96,14 +100,28 @@ describe('freeform-bridge CLI', { timeout: 120_000 }, () => {
     assert.ok(!cli.stderr().includes('\u001b['), 'no ANSI colours on a pipe');
   });
 
-  it('--quiet keeps the warnings and drops the line per round trip; it cannot go with another log level', async () => {
-    const cli = startCli(['serve', '--backend', backend.url, '--port', '0', '--quiet'], 'node');
+  /** `serve` with `options` through one apply_patch turn, stopped with SIGTERM; everything it printed is read. */
+  async function serveOneTurn(options: string[]): Promise<{ cli: ReturnType<typeof startCli>; url: string }> {
+    const cli = startCli(['serve', '--backend', backend.url, '--port', '0', ...options], 'node');
     const url = /(http:\/\/\S+)$/.exec(await cli.firstLine)![1]!;
     backend.enqueue({ toolCalls: [{ name: 'apply_patch', input: '*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch\n' }] });
     await readSseEvents(await postResponses(url, readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req1.json')));
     cli.child.kill('SIGTERM');
     assert.equal(await exitCode(cli.child), 0);
     await cli.outputClosed;
+    return { cli, url };
+  }
+
+  it('prints only the listening line on stdout, for scripts; the log on stderr records the address with the backend', async () => {
+    const { cli, url } = await serveOneTurn([]);
+    assert.equal(cli.stdout(), `freeform-bridge listening on ${url}\n`);
+    assert.ok(cli.stderr().includes(`info: listening on ${url} {"backend":"${backend.url}"}`), cli.stderr());
+    assert.match(cli.stderr(), /200 completed/);
+  });
+
+  it('--quiet keeps the warnings and drops the line per round trip; it cannot go with another log level', async () => {
+    const { cli, url } = await serveOneTurn(['--quiet']);
+    assert.equal(cli.stdout(), `freeform-bridge listening on ${url}\n`, 'quiet or not, scripts get the address');
     assert.match(cli.stderr(), /^\d\d:\d\d:\d\d {4}warning grammar_not_enforced {2}apply_patch \(no call\): /m);
     assert.doesNotMatch(cli.stderr(), /200 completed/);
     assert.doesNotMatch(cli.stderr(), /info: listening/);

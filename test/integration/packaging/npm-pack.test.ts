@@ -9,13 +9,14 @@ import { startMockBackend, type MockBackend } from '../../../mock-backend/create
 import { itemsDone, postResponses, readCapture, readSseEvents } from '../../support/bridge-harness.ts';
 
 /**
- * The npm CLI as a user gets it: `npm pack`, then `npx ./freeform-bridge-<version>.tgz serve …`
- * from another folder, with an empty npm cache and --offline. That the install needs nothing from
- * a registry proves the tarball is self-contained (dist/cli.js bundles express, undici, zod,
- * smol-toml; package.json declares no runtime dependencies).
+ * The npm CLI as a user gets it: the tarball scripts/pack-npm.mjs packs (with the CLI's own
+ * manifest), installed with `npm install -g --prefix …` and served with `npx ./freeform-bridge-<version>.tgz
+ * serve …` from another folder, each with an empty npm cache and --offline. That the install needs
+ * nothing from a registry proves the tarball is self-contained (dist/cli.js bundles express, undici,
+ * zod, smol-toml; its manifest declares no runtime dependencies).
  *
- * `npm pack` runs with --ignore-scripts: its `prepare` script would rebuild dist/ while other test
- * files run the CLI bundle. `npm test` builds first; alone, run `npm run build` before this file.
+ * The tarball is packed with --no-build: a build would rewrite dist/ while other test files run the
+ * CLI bundle. `npm test` builds first; alone, run `npm run build` before this file.
  */
 // The test runners start in the repository root.
 const root = process.cwd();
@@ -57,6 +58,20 @@ describe('the npm tarball', { timeout: 180_000 }, () => {
     assert.equal(packedManifest.dependencies, undefined);
     assert.deepEqual(packedManifest.bin, { 'freeform-bridge': './dist/cli.js' });
     assert.equal(packedManifest.version, manifest.version);
+  });
+
+  it('installs with npm install -g into a prefix of its own, offline, and its freeform-bridge prints the version', () => {
+    const prefix = join(folder, 'global');
+    const cache = join(folder, 'npm-cache-global');
+    const installed = spawnSync('npm', ['install', '--global', '--offline', '--prefix', prefix, `./${tarball}`], {
+      cwd: folder,
+      env: { ...process.env, npm_config_cache: cache, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' },
+      encoding: 'utf8',
+    });
+    assert.equal(installed.status, 0, `npm install -g failed: ${installed.stderr}`);
+    const version = spawnSync(join(prefix, 'bin', 'freeform-bridge'), ['--version'], { encoding: 'utf8' });
+    assert.equal(version.status, 0, version.stderr);
+    assert.equal(version.stdout, `${manifest.version}\n`);
   });
 
   it('npx ./<tarball> serve installs offline from an empty cache and serves /healthz, /v1/models and a Codex turn', async () => {
