@@ -30,7 +30,7 @@ import { startMockBackend, type MockBackend } from '../mock-backend/create-mock-
 import { isRecord } from '../mock-backend/python-text.ts';
 import { loadMockScript } from '../mock-backend/script.ts';
 import { checkCodexAvailability } from '../test/e2e/codex/codex-session.ts';
-import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from '../test/vscode/code-server-harness.ts';
+import { CHROMIUM_ARGUMENTS, printLogTail, runPaletteCommand, startCodeServer, type CodeServer } from '../test/vscode/code-server-harness.ts';
 
 const repositoryRoot = resolve(__dirname, '..');
 const output = resolve(process.env.FREEFORM_BRIDGE_SCREENSHOTS_DIR ?? join(repositoryRoot, 'docs', 'images'));
@@ -261,16 +261,6 @@ async function renderTerminal(browser: Browser, capture: TerminalCapture, file: 
 
 // ---------------------------------------------------------------------------------------------
 // The traffic panel in VS Code
-
-async function runPaletteCommand(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 10_000 });
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
-  await page.keyboard.press('Enter');
-}
 
 /** Answers one of the extension's quick picks by the row's label, as a user clicks it. */
 async function pick(page: Page, title: string, label: string): Promise<void> {
