@@ -65,8 +65,9 @@ function cleanUp(): Promise<void> {
   return cleaning;
 }
 
+// Registered for good (not once): a second Ctrl-C must not end the process before the cleanup did.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
     console.error(`screenshots: ${signal}, stopping what was started`);
     void cleanUp().then(() => process.exit(130));
   });
@@ -349,7 +350,15 @@ async function main(): Promise<void> {
   const doctor = await captureDoctor();
 
   console.log(`screenshots: the traffic panel in code-server [${elapsed()}]`);
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGUMENTS });
+  // The browser is closed by the cleanup: Playwright's own signal handlers would end the process first.
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_ARGUMENTS,
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
+  });
   cleanups.push(() => browser.close());
   const files = { panel: join(output, 'traffic-panel.png'), serve: join(output, 'terminal-live-view.png'), doctor: join(output, 'doctor.png') };
   await capturePanel(browser, vsix, scratch, files.panel);
