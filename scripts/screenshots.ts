@@ -16,8 +16,9 @@
  *   doctor.png         `freeform-bridge doctor` against the mock llama-server.
  * The terminal pictures are the captured text drawn as a terminal by the same Chromium.
  *
- * Environment: FREEFORM_BRIDGE_SCREENSHOTS_DIR (default docs/images), FREEFORM_BRIDGE_VSCODE_KEEP=1 keeps
- * the code-server folder. Needs CODE_SERVER_BIN / CODE_SERVER_NODE_BIN / CHROMIUM_PATH from
+ * Environment: FREEFORM_BRIDGE_SCREENSHOTS_DIR (default docs/images); FREEFORM_BRIDGE_VSCODE_KEEP=1 keeps
+ * the code-server folder and the scratch folder (the session's workspaces, the captured terminal text);
+ * FREEFORM_BRIDGE_SCREENSHOTS_TIMEOUT_MS (default 600000) bounds the whole run. Needs CODE_SERVER_BIN / CODE_SERVER_NODE_BIN / CHROMIUM_PATH from
  * scripts/setup-code-server.sh. Everything it starts is stopped on every path, a failure or Ctrl-C included.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -236,8 +237,8 @@ function renderAnsi(text: string): string {
 }
 
 const TERMINAL_STYLE = `
-  body { margin: 0; padding: 24px; background: #0f3d3a; }
-  .window { display: inline-block; border-radius: 8px; overflow: hidden; box-shadow: 0 8px 28px rgba(0, 0, 0, 0.45); background: #181818; }
+  body { margin: 0; padding: 24px; background: transparent; }
+  .window { display: inline-block; border-radius: 8px; overflow: hidden; background: #181818; }
   .bar { display: flex; align-items: center; gap: 8px; padding: 8px 12px; background: #2b2b2b; color: #cccccc; font: 13px 'DejaVu Sans', sans-serif; }
   .dot { width: 12px; height: 12px; border-radius: 50%; background: #5a5a5a; }
   .bar .title { margin-left: 8px; }
@@ -248,13 +249,15 @@ const TERMINAL_STYLE = `
 `;
 
 async function renderTerminal(browser: Browser, capture: TerminalCapture, file: string): Promise<void> {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  // The page is the captured text and a stylesheet; nothing in it has to run.
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 }, javaScriptEnabled: false });
   try {
     const body = `<span class="prompt">$</span> ${escapeHtml(capture.command)}\n${renderAnsi(capture.text.trimEnd())}`;
     await page.setContent(
       `<!DOCTYPE html><html><head><meta charset="utf-8"><style>${TERMINAL_STYLE}</style></head><body><div class="window"><div class="bar"><span class="dot"></span><span class="dot"></span><span class="dot"></span><span class="title">${escapeHtml(capture.title)}</span></div><pre>${body}</pre></div></body></html>`,
     );
-    await page.locator('.window').screenshot({ path: file });
+    // Transparent outside the rounded window, so it sits on a light or a dark page alike.
+    await page.locator('.window').screenshot({ path: file, omitBackground: true });
   } finally {
     await page.close();
   }
