@@ -1,4 +1,6 @@
 import type { ExchangeSummary } from '../src/shared/webview-protocol.ts';
+import { plural } from './traffic-panel-format.ts';
+import { shortModelNames } from './traffic-panel-model-name.ts';
 
 /*
  * How each model's tool calls arrived, over the round trips the panel holds: valid as written,
@@ -7,6 +9,22 @@ import type { ExchangeSummary } from '../src/shared/webview-protocol.ts';
  */
 
 type Outcomes = ExchangeSummary['callOutcomes'];
+
+/** The hover text of the list's Calls header: what the two numbers of "1 + 0" are. */
+export const CALLS_COLUMN_TITLE =
+  'Tool calls the model made in this round trip: custom tool calls lifted back to Codex (apply_patch, exec …) + function calls passed through as they are. Hover a row for how its calls arrived; the line at the top sums them per model.';
+
+export function describeCallOutcomes(outcomes: Outcomes): string {
+  return `${outcomes.valid} valid, ${outcomes.repaired} repaired, ${outcomes.warned} with a warning, ${outcomes.refused} refused`;
+}
+
+/** The hover text of one row's Calls cell. */
+export function describeCallsCell(exchange: Pick<ExchangeSummary, 'liftedCallCount' | 'functionCallCount' | 'callOutcomes'>): string {
+  const counts = `${plural(exchange.liftedCallCount, 'custom tool call')} lifted + ${plural(exchange.functionCallCount, 'function call')}`;
+  const outcomes = exchange.callOutcomes;
+  const judged = outcomes.valid + outcomes.repaired + outcomes.warned + outcomes.refused > 0;
+  return judged ? `${counts}: ${describeCallOutcomes(outcomes)}` : counts;
+}
 
 export function describeCallTally(exchanges: readonly ExchangeSummary[]): string {
   const perModel = new Map<string, Outcomes>();
@@ -21,7 +39,6 @@ export function describeCallTally(exchanges: readonly ExchangeSummary[]): string
     running.refused += outcomes.refused;
     perModel.set(model, running);
   }
-  return [...perModel]
-    .map(([model, counts]) => `${model}: ${counts.valid} valid, ${counts.repaired} repaired, ${counts.warned} with a warning, ${counts.refused} refused`)
-    .join(' · ');
+  const names = shortModelNames(perModel.keys());
+  return [...perModel].map(([model, counts]) => `${names.get(model) ?? model}: ${describeCallOutcomes(counts)}`).join(' · ');
 }

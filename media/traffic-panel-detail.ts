@@ -11,9 +11,10 @@ import { selectSelectedSummary, type PanelState } from './traffic-panel-state.ts
  * on demand, the lowered Chat request.
  */
 
+/** The round trip's figures; each term and value are grouped, so the stylesheet can set them in columns. */
 function metaList(entries: Array<[string, string]>): HTMLElement {
   const list = element('dl', { className: 'meta' });
-  for (const [term, value] of entries) list.append(element('dt', { text: term }), element('dd', { text: value }));
+  for (const [term, value] of entries) list.append(element('div', {}, element('dt', { text: term }), element('dd', { text: value })));
   return list;
 }
 

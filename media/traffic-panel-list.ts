@@ -1,7 +1,9 @@
 import type { ExchangeSummary } from '../src/shared/webview-protocol.ts';
+import { CALLS_COLUMN_TITLE, describeCallOutcomes, describeCallsCell } from './traffic-panel-call-tally.ts';
 import { element, type PanelContext } from './traffic-panel-dom.ts';
 import { durationText, formatMilliseconds, formatTime, formatTokens, plural, statusText } from './traffic-panel-format.ts';
 import { diffKeyedList, type KeyedListPatch } from './traffic-panel-list-diff.ts';
+import { shortModelNames } from './traffic-panel-model-name.ts';
 import { selectVisibleExchanges, type PanelAction, type PanelState } from './traffic-panel-state.ts';
 
 /*
@@ -13,6 +15,8 @@ import { selectVisibleExchanges, type PanelAction, type PanelState } from './tra
 /** What a row is drawn from. */
 interface RowModel {
   exchange: ExchangeSummary;
+  /** The model as the Model column shows it (shortened; see traffic-panel-model-name.ts). */
+  modelName: string;
   selected: boolean;
   active: boolean;
 }
@@ -32,17 +36,21 @@ interface RowView {
   warnings: HTMLElement;
 }
 
-const COLUMNS: ReadonlyArray<readonly [string, string]> = [
-  ['Time', 'Started at'],
-  ['Kind', 'Turn, compaction or a sub-agent’s round trip (from Codex’s x-codex-turn-metadata header)'],
-  ['Model', 'Model Codex asked for'],
-  ['Mode', 'stream (SSE) or one JSON body'],
-  ['Status', 'Outcome; HTTP status on hover'],
-  ['Duration', 'Whole round trip'],
-  ['TTFT', 'Time to first token'],
-  ['Tokens', 'Tokens in / out'],
-  ['Calls', 'Lifted custom_tool_calls + function calls'],
-  ['⚠', 'Warnings'],
+/**
+ * The columns, in order: the cell class (the stylesheet hides the less important ones when the list
+ * is narrow), the header and its hover text.
+ */
+const COLUMNS: ReadonlyArray<readonly [string, string, string]> = [
+  ['cell-time', 'Time', 'Started at'],
+  ['cell-kind', 'Kind', 'Turn, compaction or a sub-agent’s round trip (from Codex’s x-codex-turn-metadata header)'],
+  ['cell-model', 'Model', 'Model Codex asked for, shortened; the full id on hover'],
+  ['cell-mode', 'Mode', 'stream (SSE) or one JSON body'],
+  ['cell-status', 'Status', 'Outcome; HTTP status on hover'],
+  ['cell-duration', 'Duration', 'Whole round trip'],
+  ['cell-ttft', 'TTFT', 'Time to first token'],
+  ['cell-tokens', 'Tokens', 'Tokens in / out'],
+  ['cell-calls', 'Calls', CALLS_COLUMN_TITLE],
+  ['cell-warnings', '⚠', 'Warnings'],
 ];
 
 function rowId(exchange: ExchangeSummary): string {
@@ -65,7 +73,7 @@ function describeExchange(exchange: ExchangeSummary): string {
   ];
   const outcomes = exchange.callOutcomes;
   if (outcomes.repaired + outcomes.warned + outcomes.refused > 0) {
-    parts.push(`calls ${outcomes.valid} valid, ${outcomes.repaired} repaired, ${outcomes.warned} with a warning, ${outcomes.refused} refused`);
+    parts.push(`calls ${describeCallOutcomes(outcomes)}`);
   }
   if (exchange.error) parts.push(`error: ${exchange.error.message}`);
   return parts.join(', ');
@@ -82,7 +90,7 @@ function kindCellText(exchange: ExchangeSummary): string {
  * a summary is a small JSON object, far cheaper to compare than a row is to draw.
  */
 function isRowUnchanged(before: RowModel, after: RowModel): boolean {
-  if (before.selected !== after.selected || before.active !== after.active) return false;
+  if (before.selected !== after.selected || before.active !== after.active || before.modelName !== after.modelName) return false;
   return before.exchange === after.exchange || JSON.stringify(before.exchange) === JSON.stringify(after.exchange);
 }
 
@@ -120,7 +128,7 @@ function createRowView(exchangeId: string, context: PanelContext, list: HTMLElem
   return view;
 }
 
-function fillRowView(view: RowView, { exchange, selected, active }: RowModel): void {
+function fillRowView(view: RowView, { exchange, modelName, selected, active }: RowModel): void {
   const { row } = view;
   row.className = `row exchange status-${exchange.status}${selected ? ' selected' : ''}${active ? ' active' : ''}${exchange.warningCount > 0 ? ' has-warnings' : ''}`;
   row.setAttribute('id', rowId(exchange));
@@ -132,7 +140,7 @@ function fillRowView(view: RowView, { exchange, selected, active }: RowModel): v
   view.kindBadge.className = `badge kind-${exchange.roundTrip.kind}`;
   view.kindBadge.textContent = kindCellText(exchange);
   view.kindBadge.setAttribute('title', exchange.roundTrip.text);
-  view.model.textContent = exchange.model;
+  view.model.textContent = modelName;
   view.model.setAttribute('title', exchange.upstreamModel === exchange.model ? exchange.model : `${exchange.model} → ${exchange.upstreamModel}`);
   view.mode.textContent = exchange.stream ? 'stream' : 'json';
   view.statusBadge.className = `badge status-${exchange.status}`;
@@ -142,7 +150,7 @@ function fillRowView(view: RowView, { exchange, selected, active }: RowModel): v
   view.ttft.textContent = formatMilliseconds(exchange.firstTokenMs);
   view.tokens.textContent = `${formatTokens(exchange.inputTokens)} / ${formatTokens(exchange.outputTokens)}`;
   view.calls.textContent = `${exchange.liftedCallCount} + ${exchange.functionCallCount}`;
-  view.calls.setAttribute('title', `${plural(exchange.liftedCallCount, 'lifted custom_tool_call')}, ${plural(exchange.functionCallCount, 'function call')}`);
+  view.calls.setAttribute('title', describeCallsCell(exchange));
   view.warnings.className = `cell-warnings${exchange.warningCount > 0 ? ' warn' : ''}`;
   view.warnings.textContent = String(exchange.warningCount);
 }
@@ -159,7 +167,7 @@ export function createTrafficList(context: PanelContext): TrafficList {
   const root = element(
     'section',
     { className: 'list-pane', attributes: { 'aria-label': 'Round trips' } },
-    element('div', { className: 'row list-header', attributes: { 'aria-hidden': 'true' } }, ...COLUMNS.map(([label, title]) => element('span', { text: label, attributes: { title } }))),
+    element('div', { className: 'row list-header', attributes: { 'aria-hidden': 'true' } }, ...COLUMNS.map(([className, label, title]) => element('span', { className, text: label, attributes: { title } }))),
     list,
     emptyMessage,
   );
@@ -170,7 +178,10 @@ export function createTrafficList(context: PanelContext): TrafficList {
 
   const render = (state: PanelState): KeyedListPatch => {
     const visible = selectVisibleExchanges(state);
-    const models = visible.map((exchange): RowModel => ({ exchange, selected: exchange.id === state.ui.selectedId, active: exchange.id === state.ui.activeId }));
+    const modelNames = shortModelNames(state.exchanges.map((exchange) => exchange.model));
+    const models = visible.map(
+      (exchange): RowModel => ({ exchange, modelName: modelNames.get(exchange.model) ?? exchange.model, selected: exchange.id === state.ui.selectedId, active: exchange.id === state.ui.activeId }),
+    );
     const patch = diffKeyedList(shown, models, (model) => model.exchange.id, isRowUnchanged);
     for (const key of patch.removed) {
       views.get(key)?.row.remove();

@@ -7,6 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
+import type { Page } from 'playwright-core';
 import { findFreePort } from '../support/bridge-harness.ts';
 
 export const CHROMIUM_ARGUMENTS = [
@@ -159,4 +160,15 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   const cli = (...cliArguments: string[]): string =>
     execFileSync(binary, ['--config', configFile, '--user-data-dir', userData, '--extensions-dir', join(directory, 'extensions'), ...cliArguments], { env: environment, encoding: 'utf8' });
   return { url: `http://127.0.0.1:${port}`, port, directory, logFile, cli, stop };
+}
+
+/** Runs a command from the command palette (F1) as a user does: typed, its row waited for, Enter. */
+export async function runPaletteCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
+  await page.keyboard.press('Enter');
 }

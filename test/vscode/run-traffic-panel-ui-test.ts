@@ -23,7 +23,7 @@ import * as esbuild from 'esbuild';
 import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
 import { startMockBackend, type MockBackend } from '../../mock-backend/create-mock-backend.ts';
 import { assertThat, createCheckRecorder, runPhase } from './check-recorder.ts';
-import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from './code-server-harness.ts';
+import { CHROMIUM_ARGUMENTS, printLogTail, runPaletteCommand, startCodeServer, type CodeServer } from './code-server-harness.ts';
 import { CAPTURE_VARIABLE, CONTROL_DIRECTORY_VARIABLE, DONE_FILE, HOSTILE_PATCH, SNAPSHOT_CHECKED_FILE, UI_MARKER, type DriverPhase } from './traffic-panel-ui/markers.ts';
 import { fixturePath } from '../support/fixtures.ts';
 
@@ -84,16 +84,6 @@ class PhaseInbox {
       this.waiters.clear();
     }
   }
-}
-
-async function runPaletteCommand(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 10_000 });
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
-  await page.keyboard.press('Enter');
 }
 
 async function rowCount(panel: FrameLocator): Promise<number> {
