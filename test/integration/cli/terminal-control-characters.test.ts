@@ -15,7 +15,7 @@ import { startScriptedBackend, type ScriptedBackend } from '../../support/script
  */
 
 /** C0 controls but tab and line feed, DEL, and C1: what a terminal may act on instead of showing. */
-const FOREIGN_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/gu;
+const FOREIGN_CONTROL = /(?![\t\n])\p{Cc}/gu;
 
 function countForeignControls(text: string): number {
   return text.match(FOREIGN_CONTROL)?.length ?? 0;
@@ -59,7 +59,7 @@ function runCli(args: string[]): CliRun {
 }
 
 /** What the terminal shows for each attack, as the bridge prints it. */
-const VISIBLE_ATTACK = String.raw`\x1b]52;c;ZWNobyBQV05FRAo=\x07\x1b]0;owned\x07\x1b]2;owned\x1b\\x1b[1A\x1b[2K\x00\x9b2J\x7f\rX`;
+const VISIBLE_ATTACK = String.raw`\x1b]52;c;ZWNobyBQV05FRAo=\x07\x1b]0;owned\x07\x1b]2;owned\x1b\\x1b[1A\x1b[2K\x00\x9b2J\x7f\x0dX`;
 
 /** Runs a hostile round trip and codex-config through a running `serve`, then stops it and reads what it printed. */
 async function checkServe(serve: CliRun): Promise<void> {
