@@ -1,4 +1,5 @@
-import { formatClockTime, formatRoundTripLine, formatWarningLine, type RoundTripStart, type TerminalLine } from '../core/round-trip-line.ts';
+import { formatClockTime, formatRoundTripLine, formatWarningLine, type RoundTripStart } from '../core/round-trip-line.ts';
+import type { TerminalLine } from '../core/terminal-text.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 
 export interface LiveViewOptions {

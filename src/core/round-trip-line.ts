@@ -1,6 +1,6 @@
 import type { ExchangeEndEvent, ExchangeOutcome, ExchangeStartEvent } from './traffic-event.ts';
 import type { BridgeWarning } from './warnings.ts';
-import { styled, type StyledText, type TerminalStyle } from './terminal-text.ts';
+import { styled, type StyledText, type TerminalLine, type TerminalStyle } from './terminal-text.ts';
 
 /**
  * The terminal's live view of `serve`: one compact line per round trip, and one line of its own per
@@ -18,9 +18,6 @@ export interface RoundTripLineOptions {
   /** Adds the exchange id and the backend's timings, for `--log-level debug`. */
   detailed: boolean;
 }
-
-/** One line for the terminal: plain and styled pieces, in order. */
-export type TerminalLine = ReadonlyArray<string | StyledText>;
 
 function joinPieces(parts: ReadonlyArray<string | StyledText>, separator: string): Array<string | StyledText> {
   return parts.flatMap((part, index) => (index === 0 ? [part] : [separator, part]));

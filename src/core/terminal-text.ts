@@ -14,8 +14,11 @@ export interface StyledText {
   readonly style: TerminalStyle;
 }
 
-/** Plain text, or a line made of plain and styled pieces. */
-export type TerminalText = string | ReadonlyArray<string | StyledText>;
+/** A line made of plain and styled pieces, in order. */
+export type TerminalLine = ReadonlyArray<string | StyledText>;
+
+/** Plain text, or a line of pieces. */
+export type TerminalText = string | TerminalLine;
 
 const SGR_CODES: Readonly<Record<TerminalStyle, string>> = { dim: '2', red: '31', green: '32', yellow: '33', cyan: '36' };
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeToolCalls, formatClockTime, formatDuration, formatRoundTripLine, formatWarningLine, type TerminalLine } from '../../../src/core/round-trip-line.ts';
-import { renderTerminalText } from '../../../src/core/terminal-text.ts';
+import { describeToolCalls, formatClockTime, formatDuration, formatRoundTripLine, formatWarningLine } from '../../../src/core/round-trip-line.ts';
+import { renderTerminalText, type TerminalLine } from '../../../src/core/terminal-text.ts';
 import { customCall, endEvent, functionCall, grammarWarning } from '../../support/traffic-events.ts';
 
 const START = { model: 'qwen3-coder', upstreamModel: 'qwen3-coder' };
