@@ -6,6 +6,7 @@ import { DEFAULT_CODEX_PROFILE } from '../core/defaults.ts';
 import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from '../core/errors.ts';
 import { BRIDGE_VERSION } from '../server/start-server.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
+import { validateModelName } from '../core/codex-config/codex-profile-options.ts';
 import { CODEX_TOOL_SURFACES, type CodexToolSurface } from '../core/model-catalog/model-catalog-entry.ts';
 import { fetchBackendModels, type BackendModel } from '../server/backend-models.ts';
 import { applyCodexConfigWrite } from '../codex-config/apply-codex-config-write.ts';
@@ -191,11 +192,12 @@ async function runCommand(argv: string[], io: CodexConfigCommandIo): Promise<num
   const models = values.offline ? null : await listModels(baseUrl, token, io);
   // One model served: that is the id to write (a name typed by hand is often not the engine's id).
   const model = values.model ?? (models?.length === 1 ? models[0]?.id : undefined);
-  if (!values.model && model) io.stderr(`note: model '${model}', the one the bridge serves\n`);
   if (!model) {
     const listed = models === null ? '' : ` The bridge lists: ${describeModels(models)}.`;
     throw new UsageError(`--model NAME is required: the model name Codex should send.${listed}`);
   }
+  validateModelName(model);
+  if (!values.model) io.stderr(`note: model '${model}', the one the bridge serves\n`);
   if (models !== null) {
     const listedModel = models.find((candidate) => candidate.id === model);
     if (!listedModel) {

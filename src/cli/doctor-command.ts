@@ -3,6 +3,7 @@ import type { DoctorReport } from '../core/doctor/diagnose.ts';
 import { ENGINE_DEFAULT_PORTS, ENGINE_NAMES, type EngineKind } from '../core/doctor/engine-identity.ts';
 import { renderDoctorTable, summariseDoctorReport } from '../core/doctor/render-doctor-report.ts';
 import type { Logger } from '../core/logger.ts';
+import { stringifyJsonForTerminal } from '../core/terminal-text.ts';
 import { findLocalEngines, runEngineDoctor } from '../server/engine-doctor.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 
@@ -93,7 +94,7 @@ async function runCommand(argv: string[], io: DoctorCommandIo): Promise<number> 
     reports.push(await runEngineDoctor({ backendUrl, apiKey: values.backend === undefined ? null : apiKey, configuredModel: values.model ?? null, probe: values.quick !== true }));
   }
   if (values.json) {
-    io.stdout(`${JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)}\n`);
+    io.stdout(`${stringifyJsonForTerminal(reports.length === 1 ? reports[0] : reports)}\n`);
   } else {
     io.stdout(reports.map(renderDoctorTable).join('\n'));
     if (values.backend === undefined) {

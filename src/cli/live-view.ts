@@ -1,16 +1,16 @@
 import { formatClockTime, formatRoundTripLine, formatWarningLine, type RoundTripStart } from '../core/round-trip-line.ts';
+import type { TerminalLine } from '../core/terminal-text.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 
 export interface LiveViewOptions {
-  /** Writes one line (without its newline). */
-  write: (line: string) => void;
+  /** Writes one line (without its newline), through the terminal writer. */
+  write: (line: TerminalLine) => void;
   /** A line per round trip (log level info and debug). */
   roundTrips: boolean;
   /** A line per warning (every level but error). */
   warnings: boolean;
   /** The exchange id and the backend's timings on each round-trip line (debug). */
   detailed: boolean;
-  colour: boolean;
   now?: () => Date;
 }
 
@@ -31,15 +31,8 @@ export function createLiveView(options: LiveViewOptions): TrafficListener {
     const start = starts.get(event.exchangeId) ?? null;
     starts.delete(event.exchangeId);
     const time = formatClockTime(now());
-    if (options.roundTrips) options.write(formatRoundTripLine(start, event, { time, colour: options.colour, detailed: options.detailed }));
-    if (options.warnings) for (const warning of event.warnings) options.write(formatWarningLine(warning, { time, colour: options.colour }));
+    if (options.roundTrips) options.write(formatRoundTripLine(start, event, { time, detailed: options.detailed }));
+    if (options.warnings) for (const warning of event.warnings) options.write(formatWarningLine(warning, { time }));
   };
 }
 
-/**
- * Colours only where a person reads them: a terminal, unless NO_COLOR is set to anything
- * (no-color.org) or the terminal says it cannot show them. A pipe or a file gets plain text.
- */
-export function shouldUseColour(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
-  return stream.isTTY === true && (env.NO_COLOR ?? '') === '' && env.TERM !== 'dumb';
-}

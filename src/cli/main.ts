@@ -5,7 +5,8 @@ import { suggestVersionedBaseUrl } from '../core/backend-url.ts';
 import { endsInVersionSegment } from '../core/engine-error.ts';
 import { runCodexConfigCommand } from './codex-config-command.ts';
 import { reportBackendAtStart, runDoctorCommand } from './doctor-command.ts';
-import { createLiveView, shouldUseColour } from './live-view.ts';
+import { createLiveView } from './live-view.ts';
+import { createTerminalWriter, type TerminalWriter } from './terminal-writer.ts';
 import { createCallTallyListener } from './call-tally.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 import { formatClockTime } from '../core/round-trip-line.ts';
@@ -44,16 +45,20 @@ Options for serve:
   -V, --version                 print the version
 `;
 
+// The CLI's only ways to its streams: every line it prints carries text from engines and clients.
+const stdout = createTerminalWriter(process.stdout, process.env);
+const stderr = createTerminalWriter(process.stderr, process.env);
+
 const LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 type Level = (typeof LEVELS)[number];
 
-function createStderrLogger(level: Level): Logger {
+function createStderrLogger(level: Level, print: TerminalWriter): Logger {
   const threshold = LEVELS.indexOf(level);
   const write = (at: Level) => (message: string, details?: Record<string, unknown>) => {
     if (LEVELS.indexOf(at) > threshold) return;
     const suffix = details && Object.keys(details).length > 0 ? ` ${JSON.stringify(details)}` : '';
     // The same clock as the round-trip lines beside it; the log file keeps full ISO times.
-    process.stderr.write(`${formatClockTime(new Date())} ${at}: ${message}${suffix}\n`);
+    print(`${formatClockTime(new Date())} ${at}: ${message}${suffix}\n`);
   };
   return { error: write('error'), warn: write('warn'), info: write('info'), debug: write('debug') };
 }
@@ -97,11 +102,11 @@ async function serve(argv: string[]): Promise<void> {
     },
   });
   if (values.help) {
-    process.stdout.write(USAGE);
+    stdout(USAGE);
     return;
   }
   if (values.version) {
-    process.stdout.write(`${BRIDGE_VERSION}\n`);
+    stdout(`${BRIDGE_VERSION}\n`);
     return;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
@@ -123,22 +128,21 @@ async function serve(argv: string[]): Promise<void> {
   if (backendTimeoutSeconds < MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS) throw new UsageError(`--backend-timeout-seconds must be at least ${MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS}, got ${backendTimeoutSeconds}`);
   const backendApiKey = readEnvironmentSecret('--backend-api-key-env', values['backend-api-key-env']);
   const token = readEnvironmentSecret('--token-env', values['token-env']);
-  const logger = createStderrLogger(level);
+  const logger = createStderrLogger(level, stderr);
   if (!endsInVersionSegment(values.backend)) {
     logger.warn(`the backend URL ${values.backend} does not end in /v1; OpenAI-compatible servers answer 404 without it (e.g. ${suggestVersionedBaseUrl(values.backend)})`);
   }
 
   const roundTrips = LEVELS.indexOf(level) >= LEVELS.indexOf('info');
   const roundTripLines = createLiveView({
-    write: (line) => process.stderr.write(`${line}\n`),
+    write: (line) => stderr([...line, '\n']),
     roundTrips,
     warnings: LEVELS.indexOf(level) >= LEVELS.indexOf('warn'),
     detailed: level === 'debug',
-    colour: shouldUseColour(process.stderr, process.env),
   });
   // Beside each round trip with tool calls, its model's running tally (valid, repaired, warned,
   // refused), so a user comparing models or --grammar-repair sees how the calls land.
-  const callTally = createCallTallyListener((line) => process.stderr.write(`${formatClockTime(new Date())}    ${line}`));
+  const callTally = createCallTallyListener((line) => stderr(`${formatClockTime(new Date())}    ${line}`));
   const liveView: TrafficListener = roundTrips
     ? (event) => {
         roundTripLines(event);
@@ -191,7 +195,7 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   // Printed once the handlers are in place: whatever starts `serve` may stop it as soon as it reads this
   // line, and a SIGTERM before the handler would end the process without closing the bridge.
-  process.stdout.write(`freeform-bridge listening on ${bridge.url}\n`);
+  stdout(`freeform-bridge listening on ${bridge.url}\n`);
   // The doctor's quick part (find and identify, no generation): one line naming what Codex will meet.
   void reportBackendAtStart({ backendUrl: values.backend, apiKey: backendApiKey, model: values.model ?? null, logger }).catch((error: unknown) => {
     logger.warn(`backend check at start failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -206,36 +210,32 @@ export async function main(argv: string[]): Promise<number> {
         await serve(rest);
         return 0;
       case 'doctor':
-        return await runDoctorCommand(rest, { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text), env: process.env });
+        return await runDoctorCommand(rest, { stdout, stderr, env: process.env });
       case 'codex-config':
-        return await runCodexConfigCommand(rest, {
-          stdout: (text) => process.stdout.write(text),
-          stderr: (text) => process.stderr.write(text),
-          env: process.env,
-        });
+        return await runCodexConfigCommand(rest, { stdout, stderr, env: process.env });
       case '--version':
       case '-V':
       case 'version':
-        process.stdout.write(`${BRIDGE_VERSION}\n`);
+        stdout(`${BRIDGE_VERSION}\n`);
         return 0;
       case undefined:
       case '-h':
       case '--help':
       case 'help':
-        process.stdout.write(USAGE);
+        stdout(USAGE);
         return command === undefined ? 2 : 0;
       default:
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (error) {
     if (isArgumentParseError(error)) {
-      process.stderr.write(`freeform-bridge: ${describeUsageProblem(error, `freeform-bridge ${command} --help`)}\n`);
+      stderr(`freeform-bridge: ${describeUsageProblem(error, `freeform-bridge ${command} --help`)}\n`);
       return 2;
     }
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`freeform-bridge: ${message}\n`);
+    stderr(`freeform-bridge: ${message}\n`);
     if (error instanceof UsageError) {
-      process.stderr.write('Run `freeform-bridge --help` for usage.\n');
+      stderr('Run `freeform-bridge --help` for usage.\n');
       return 2;
     }
     return 1;

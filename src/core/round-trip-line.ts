@@ -1,5 +1,6 @@
 import type { ExchangeEndEvent, ExchangeOutcome, ExchangeStartEvent } from './traffic-event.ts';
 import type { BridgeWarning } from './warnings.ts';
+import { styled, type StyledText, type TerminalLine, type TerminalStyle } from './terminal-text.ts';
 
 /**
  * The terminal's live view of `serve`: one compact line per round trip, and one line of its own per
@@ -14,20 +15,15 @@ export type RoundTripStart = Pick<ExchangeStartEvent, 'model' | 'upstreamModel'>
 export interface RoundTripLineOptions {
   /** The clock time to print, already formatted (`formatClockTime`). */
   time: string;
-  /** ANSI colours, for a terminal that shows them. */
-  colour: boolean;
   /** Adds the exchange id and the backend's timings, for `--log-level debug`. */
   detailed: boolean;
 }
 
-const STYLES = { dim: '2', red: '31', green: '32', yellow: '33', cyan: '36' } as const;
-type Style = keyof typeof STYLES;
-
-function paint(text: string, style: Style, colour: boolean): string {
-  return colour ? `\u001b[${STYLES[style]}m${text}\u001b[0m` : text;
+function joinPieces(parts: ReadonlyArray<string | StyledText>, separator: string): Array<string | StyledText> {
+  return parts.flatMap((part, index) => (index === 0 ? [part] : [separator, part]));
 }
 
-const OUTCOME_STYLES: Record<ExchangeOutcome, Style> = { completed: 'green', incomplete: 'yellow', failed: 'red', rejected: 'red', aborted: 'yellow' };
+const OUTCOME_STYLES: Record<ExchangeOutcome, TerminalStyle> = { completed: 'green', incomplete: 'yellow', failed: 'red', rejected: 'red', aborted: 'yellow' };
 
 /** `HH:MM:SS` in local time: the terminal is read next to the user's own clock. */
 export function formatClockTime(date: Date): string {
@@ -60,29 +56,28 @@ function describeModel(start: RoundTripStart | null): string {
 }
 
 /** The round trip's own line: time, label, model, status, duration, tool calls, warning count. */
-export function formatRoundTripLine(start: RoundTripStart | null, end: ExchangeEndEvent, options: RoundTripLineOptions): string {
-  const { colour } = options;
-  const parts = [
-    paint(options.time, 'dim', colour),
-    paint(end.roundTrip.text, 'cyan', colour),
+export function formatRoundTripLine(start: RoundTripStart | null, end: ExchangeEndEvent, options: RoundTripLineOptions): TerminalLine {
+  const parts: Array<string | StyledText> = [
+    styled(options.time, 'dim'),
+    styled(end.roundTrip.text, 'cyan'),
     describeModel(start),
-    paint(`${end.httpStatus} ${end.outcome}`, OUTCOME_STYLES[end.outcome], colour),
+    styled(`${end.httpStatus} ${end.outcome}`, OUTCOME_STYLES[end.outcome]),
     formatDuration(end.timings.totalMs),
   ];
   const calls = describeToolCalls(end.output);
   if (calls !== null) parts.push(`calls: ${calls}`);
-  if (end.warnings.length > 0) parts.push(paint(`${end.warnings.length} ${end.warnings.length === 1 ? 'warning' : 'warnings'}`, 'yellow', colour));
+  if (end.warnings.length > 0) parts.push(styled(`${end.warnings.length} ${end.warnings.length === 1 ? 'warning' : 'warnings'}`, 'yellow'));
   if (options.detailed) {
     const { upstreamHeadersMs, firstDeltaMs } = end.timings;
-    parts.push(paint(`${end.exchangeId}, backend headers ${formatDuration(upstreamHeadersMs)}, first delta ${formatDuration(firstDeltaMs)}`, 'dim', colour));
+    parts.push(styled(`${end.exchangeId}, backend headers ${formatDuration(upstreamHeadersMs)}, first delta ${formatDuration(firstDeltaMs)}`, 'dim'));
   }
-  return parts.join('  ');
+  return joinPieces(parts, '  ');
 }
 
 /** One warning on a line of its own, naming the tool and the call it concerns. */
-export function formatWarningLine(warning: BridgeWarning, options: Pick<RoundTripLineOptions, 'time' | 'colour'>): string {
+export function formatWarningLine(warning: BridgeWarning, options: Pick<RoundTripLineOptions, 'time'>): TerminalLine {
   const subject = [warning.tool ?? '(no tool)', warning.callId ?? '(no call)'].join(' ');
   // Good news travels on the same channel (one line per tool, once), but is not called a warning.
-  const label = warning.kind === 'grammar_enforced' ? paint(`note ${warning.kind}`, 'green', options.colour) : paint(`warning ${warning.kind}`, 'yellow', options.colour);
-  return `${paint(options.time, 'dim', options.colour)}    ${label}  ${subject}: ${warning.detail}`;
+  const label = warning.kind === 'grammar_enforced' ? styled(`note ${warning.kind}`, 'green') : styled(`warning ${warning.kind}`, 'yellow');
+  return [styled(options.time, 'dim'), '    ', label, `  ${subject}: ${warning.detail}`];
 }

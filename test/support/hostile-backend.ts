@@ -142,3 +142,51 @@ export const listModelThenDrip =
     }
     endIfOpen(response, true);
   };
+
+/**
+ * Control sequences an engine can hide in any text the bridge prints: a clipboard write (OSC 52: the
+ * terminal puts `echo PWNED⏎` on the clipboard), two window-title changes, a cursor move up and a line
+ * erase (which would wipe the line printed before), a bell, NUL, a C1 CSI that clears the screen on
+ * terminals reading 8-bit controls, DEL and a lone carriage return.
+ */
+export const TERMINAL_ATTACK = '\u001b]52;c;ZWNobyBQV05FRAo=\u0007\u001b]0;owned\u0007\u001b]2;owned\u001b\\\u001b[1A\u001b[2K\u0000\u009b2J\u007f\rX';
+
+/** The ids and texts the control-sequence engine answers with, each carrying `TERMINAL_ATTACK`. */
+export const HOSTILE_ENGINE_TEXT = {
+  model: `model${TERMINAL_ATTACK}`,
+  version: `0.20.0${TERMINAL_ATTACK}`,
+  toolName: `shell${TERMINAL_ATTACK}`,
+  callId: `call_${TERMINAL_ATTACK}`,
+  /** An update hunk whose line starts with the attack: the verdict quotes that line in its grammar_mismatch warning. */
+  patch: `*** Begin Patch\n*** Update File: a.txt\n@@\n${TERMINAL_ATTACK}\n*** End Patch\n`,
+} as const;
+
+/**
+ * A vLLM look-alike whose every text carries control sequences: its model id (`/v1/models`), its
+ * version (`/version`, what the doctor and serve's start-up check read), and on each chat request an
+ * `apply_patch` call with an invalid patch and a call to a tool named with the attack, under call ids
+ * carrying it too; streamed or as one JSON completion, as asked.
+ */
+export const answerWithControlSequences: ScriptedHandler = (response, request) => {
+  const json = (body: unknown): void => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(body));
+  };
+  if (request.path === '/v1/models') return json({ object: 'list', data: [{ id: HOSTILE_ENGINE_TEXT.model, object: 'model', owned_by: 'vllm', max_model_len: 65_536 }] });
+  if (request.path === '/version') return json({ version: HOSTILE_ENGINE_TEXT.version });
+  if (request.path !== '/v1/chat/completions') {
+    response.writeHead(404, { 'content-type': 'text/plain' });
+    return void response.end(`not found${TERMINAL_ATTACK}`);
+  }
+  const calls = [
+    { id: HOSTILE_ENGINE_TEXT.callId, type: 'function', function: { name: 'apply_patch', arguments: JSON.stringify({ input: HOSTILE_ENGINE_TEXT.patch }) } },
+    { id: `${HOSTILE_ENGINE_TEXT.callId}2`, type: 'function', function: { name: HOSTILE_ENGINE_TEXT.toolName, arguments: '{}' } },
+  ];
+  if ((request.body as { stream?: unknown } | null)?.stream !== true) {
+    return json({ id: 'chatcmpl-hostile', object: 'chat.completion', created: 0, model: HOSTILE_ENGINE_TEXT.model, choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: calls }, finish_reason: 'tool_calls' }] });
+  }
+  startSseResponse(response);
+  response.write(renderChunkFrame({ role: 'assistant', content: null, tool_calls: calls.map((call, index) => ({ index, ...call })) }));
+  response.write(renderChunkFrame({}, 'tool_calls'));
+  response.end('data: [DONE]\n\n');
+};

@@ -80,9 +80,19 @@ export function catalogFileNameFor(profile: string): string {
 function hasControlCharacter(text: string): boolean {
   for (let index = 0; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
-    if (code < 0x20 || code === 0x7f) return true;
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
   }
   return false;
+}
+
+/**
+ * A model name Codex may send: non-empty, no surrounding spaces, no C0, DEL or C1 control characters.
+ * Checked before the name is printed anywhere: an engine's model list is not trusted text.
+ */
+export function validateModelName(model: string): void {
+  if (model.trim() === '' || model !== model.trim() || hasControlCharacter(model)) {
+    throw new InvalidRequestError(`model name '${model}' is not allowed: it must be non-empty, without surrounding spaces or control characters`, { param: 'model' });
+  }
 }
 
 /** Validates the options and returns them normalised (base URL without a trailing slash). */
@@ -107,9 +117,7 @@ export function validateCodexProfileOptions(options: CodexProfileOptions): Codex
     throw new InvalidRequestError(`provider id '${providerId}' is reserved by Codex for its built-in provider; choose another`, { param: 'providerId' });
   }
   const baseUrl = validateBaseUrl(options.baseUrl);
-  if (model.trim() === '' || model !== model.trim() || hasControlCharacter(model)) {
-    throw new InvalidRequestError(`model name '${model}' is not allowed: it must be non-empty, without surrounding spaces or control characters`, { param: 'model' });
-  }
+  validateModelName(model);
   if (token !== null && !/^[\x21-\x7e]+$/.test(token)) {
     // The token ends up in an HTTP header: spaces, line breaks or non-ASCII would break or inject headers.
     throw new InvalidRequestError('the bridge token must be non-empty printable ASCII without spaces', { param: 'token' });

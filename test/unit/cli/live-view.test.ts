@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createLiveView, shouldUseColour, type LiveViewOptions } from '../../../src/cli/live-view.ts';
+import { createLiveView, type LiveViewOptions } from '../../../src/cli/live-view.ts';
+import { renderTerminalText } from '../../../src/core/terminal-text.ts';
 import { customCall, deltaEvent, endEvent, grammarWarning, startEvent } from '../../support/traffic-events.ts';
 
 function watch(overrides: Partial<LiveViewOptions> = {}): { lines: string[]; listener: ReturnType<typeof createLiveView> } {
   const lines: string[] = [];
-  const listener = createLiveView({ write: (line) => lines.push(line), roundTrips: true, warnings: true, detailed: false, colour: false, now: () => new Date(2026, 10, 29, 12, 0, 1), ...overrides });
+  const listener = createLiveView({ write: (line) => lines.push(renderTerminalText(line, { colour: false })), roundTrips: true, warnings: true, detailed: false, now: () => new Date(2026, 10, 29, 12, 0, 1), ...overrides });
   return { lines, listener };
 }
 
@@ -41,16 +42,5 @@ describe('createLiveView', () => {
     listener(endEvent('resp_1', []));
     listener(endEvent('resp_1', []));
     assert.deepEqual(lines, ['12:00:01  turn  qwen3-coder  200 completed  0.9 s', '12:00:01  turn  ?  200 completed  0.9 s']);
-  });
-});
-
-describe('shouldUseColour', () => {
-  it('colours a terminal only, and never with NO_COLOR set or a dumb terminal', () => {
-    assert.equal(shouldUseColour({ isTTY: true }, {}), true);
-    assert.equal(shouldUseColour({ isTTY: false }, {}), false);
-    assert.equal(shouldUseColour({}, {}), false);
-    assert.equal(shouldUseColour({ isTTY: true }, { NO_COLOR: '1' }), false);
-    assert.equal(shouldUseColour({ isTTY: true }, { NO_COLOR: '' }), true, 'an empty NO_COLOR is unset (no-color.org)');
-    assert.equal(shouldUseColour({ isTTY: true }, { TERM: 'dumb' }), false);
   });
 });

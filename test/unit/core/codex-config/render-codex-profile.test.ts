@@ -147,6 +147,7 @@ describe('validateCodexProfileOptions', () => {
   it('refuses an empty model, a token that would break the header, a bad context window, reserved names', () => {
     assertInvalid(() => validateCodexProfileOptions(options({ model: '' })), /model name/);
     assertInvalid(() => validateCodexProfileOptions(options({ model: ' qwen' })), /model name/);
+    for (const model of ['qwen\u001b]0;x\u0007', 'qwen\u007f', 'qwen\u009b2J']) assertInvalid(() => validateCodexProfileOptions(options({ model })), /model name .* control characters/);
     assertInvalid(() => validateCodexProfileOptions(options({ token: 'a b' })), /token/);
     assertInvalid(() => validateCodexProfileOptions(options({ token: 'a\r\nX-Evil: 1' })), /token/);
     assertInvalid(() => validateCodexProfileOptions(options({ contextWindow: 0 })), /context window/);
