@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { createSilentLogger, type Logger } from '../core/logger.ts';
-import type { BridgeTrafficEvent, BridgeTrafficListener } from '../core/traffic-event.ts';
+import type { BridgeTrafficEvent, BridgeTrafficListener } from './start-event-encoding.ts';
 import type { TrafficFollower } from './bridge-sharing-client.ts';
 import type { BridgeWorkerData, BridgeWorkerSecrets, HostToWorkerMessage, WorkerToHostMessage } from './bridge-worker-protocol.ts';
 import type { BridgeServerConfig, RunningBridge } from './start-server.ts';

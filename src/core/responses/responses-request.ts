@@ -1,7 +1,7 @@
 import * as z from '../schema/zod.ts';
 import { InvalidRequestError } from '../errors.ts';
 import { isPlainObject } from '../parse-json.ts';
-import type { PassthroughText } from '../outbound-encoding.ts';
+import type { PassthroughText } from '../outbound/passthrough-text.ts';
 
 /*
  * The Responses request as Codex 0.154–0.171 sends it. We validate exactly what

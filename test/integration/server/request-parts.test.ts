@@ -1,10 +1,11 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
-import { decodeFragment, encodeStartEvent, joinChatRequestParts } from '../../../src/core/chat-request-fragments.ts';
 import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
+import { joinChatRequestParts } from '../../../src/core/outbound/outbound-encoding.ts';
 import { SENT_REQUEST_PARTS, type ExchangeStartEvent, type TrafficEvent } from '../../../src/core/traffic-event.ts';
+import { decodeFragment, encodeStartEvent } from '../../../src/server/start-event-encoding.ts';
 import { readCapture, startTestBridge } from '../../support/bridge-harness.ts';
 import { startMockBackend } from '../../../mock-backend/create-mock-backend.ts';
 
