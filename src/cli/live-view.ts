@@ -1,4 +1,4 @@
-import { formatClockTime, formatRoundTripLine, formatWarningLine, type RoundTripStart } from '../core/round-trip-line.ts';
+import { formatClockTime, formatRoundTripLine, formatWarningLine, type RoundTripStart } from './round-trip-line.ts';
 import type { TrafficListener } from '../core/traffic-event.ts';
 
 export interface LiveViewOptions {

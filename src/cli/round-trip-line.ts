@@ -1,5 +1,5 @@
-import type { ExchangeEndEvent, ExchangeOutcome, ExchangeStartEvent } from './traffic-event.ts';
-import type { BridgeWarning } from './warnings.ts';
+import type { ExchangeEndEvent, ExchangeOutcome, ExchangeStartEvent } from '../core/traffic-event.ts';
+import type { BridgeWarning } from '../core/warnings.ts';
 
 /**
  * The terminal's live view of `serve`: one compact line per round trip, and one line of its own per

@@ -1,5 +1,6 @@
-import { normalisePatchMarkers, removeCodeFence, removeJsonWrapper, splitFirstLine } from '../grammar/repair-grammar-input.ts';
+import { removeCodeFence, removeJsonWrapper, splitFirstLine } from '../unwrap-payload.ts';
 import { judgeAsCodex } from './apply-patch-verdict.ts';
+import { normalisePatchMarkers, PATCH_BEGIN, PATCH_END } from './repair-patch-input.ts';
 
 /*
  * Safe rescues for an `apply_patch` input Codex would refuse, applied by default. A rescue is safe when
@@ -28,8 +29,6 @@ const RESCUE_DESCRIPTIONS: Readonly<Record<PatchRescueKind, string>> = {
 
 /** Wrappers nest (a fence around a JSON object): a few levels are plenty and bound the work. */
 const MAX_RESCUE_DEPTH = 4;
-const BEGIN = '*** Begin Patch';
-const END = '*** End Patch';
 const FILE_HEADER = /^\*\*\* (?:Add|Update|Delete) File: \S/;
 /** `apply_patch <<'EOF'` alone: no `cd`, no pipe, no other command, any delimiter word. */
 const HEREDOC_OPENER = /^(?:apply_patch|applypatch)[ \t]*<<[ \t]*(['"]?)([A-Za-z_][\w-]*)\1[ \t]*$/;
@@ -83,6 +82,6 @@ export function removeApplyPatchHeredoc(text: string): string | null {
 /** `*** Update File: …` … `*** End Patch` with only the first marker missing. */
 function addMissingBegin(text: string): string | null {
   const trimmed = text.trim();
-  if (!FILE_HEADER.test(trimmed) || !trimmed.endsWith(`\n${END}`)) return null;
-  return `${BEGIN}\n${trimmed}\n`;
+  if (!FILE_HEADER.test(trimmed) || !trimmed.endsWith(`\n${PATCH_END}`)) return null;
+  return `${PATCH_BEGIN}\n${trimmed}\n`;
 }

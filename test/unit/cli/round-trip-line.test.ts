@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeToolCalls, formatClockTime, formatDuration, formatRoundTripLine, formatWarningLine } from '../../../src/core/round-trip-line.ts';
+import { describeToolCalls, formatClockTime, formatDuration, formatRoundTripLine, formatWarningLine } from '../../../src/cli/round-trip-line.ts';
 import { customCall, endEvent, functionCall, grammarWarning } from '../../support/traffic-events.ts';
 
 const START = { model: 'qwen3-coder', upstreamModel: 'qwen3-coder' };
