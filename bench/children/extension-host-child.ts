@@ -13,7 +13,7 @@ import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'n
 import { parseArgs } from 'node:util';
 import type { Logger } from '../../src/core/logger.ts';
 import { redactSecrets } from '../../src/core/redact-secrets.ts';
-import type { TrafficEvent } from '../../src/core/traffic-event.ts';
+import type { TrafficEvent } from '../../src/core/traffic/traffic-event.ts';
 import { TrafficStore } from '../../src/extension/traffic-store.ts';
 import { startBridgeInWorker } from '../../src/server/start-bridge-in-worker.ts';
 import { encodeStartEvent, type BridgeTrafficEvent } from '../../src/server/start-event-encoding.ts';

@@ -1,5 +1,5 @@
 import { formatClockTime, formatRoundTripLine, formatWarningLine, type RoundTripStart } from './round-trip-line.ts';
-import type { TrafficListener } from '../core/traffic-event.ts';
+import type { TrafficListener } from '../core/traffic/traffic-event.ts';
 
 export interface LiveViewOptions {
   /** Writes one line (without its newline). */

@@ -7,7 +7,7 @@ import { runCodexConfigCommand } from './codex-config-command.ts';
 import { reportBackendAtStart, runDoctorCommand } from './doctor-command.ts';
 import { createLiveView, shouldUseColour } from './live-view.ts';
 import { createCallTallyListener } from './call-tally.ts';
-import type { TrafficListener } from '../core/traffic-event.ts';
+import type { TrafficListener } from '../core/traffic/traffic-event.ts';
 import { formatClockTime } from './round-trip-line.ts';
 import { describeUsageProblem, isArgumentParseError, UsageError } from './usage-error.ts';
 import { DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_KEEPALIVE_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS, MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';

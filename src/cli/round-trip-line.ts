@@ -1,4 +1,4 @@
-import type { ExchangeEndEvent, ExchangeOutcome, ExchangeStartEvent } from '../core/traffic-event.ts';
+import type { ExchangeEndEvent, ExchangeOutcome, ExchangeStartEvent } from '../core/traffic/traffic-event.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import type { TrafficEvent } from '../core/traffic-event.ts';
+import type { TrafficEvent } from '../core/traffic/traffic-event.ts';
 import { followBridgeTraffic } from './bridge-sharing-client.ts';
 import type { BridgeWorkerData, HostToWorkerMessage, LogLevel, WorkerToHostMessage } from './bridge-worker-protocol.ts';
 import { encodeStartEvent } from './start-event-encoding.ts';

@@ -12,7 +12,7 @@ import type { BridgeServerConfig, RunningBridge } from './start-server.ts';
  * host's one thread: a bridge there would hold it for hundreds of milliseconds per turn of a long
  * session. In a worker, the host's thread only receives the traffic: deltas and ends as they are,
  * and each start's lowered request as one transferred buffer of redacted parts that the traffic
- * store looks up by hash (chat-request-fragments.ts). A window that follows another window's
+ * store looks up by hash (start-event-encoding.ts). A window that follows another window's
  * bridge reads that bridge's traffic stream in such a worker too.
  */
 

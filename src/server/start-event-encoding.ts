@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ChatRequestParts } from '../core/outbound/chat-request-parts.ts';
 import { splitChatRequest } from '../core/outbound/outbound-encoding.ts';
-import { SENT_REQUEST_PARTS, type ExchangeStartEvent, type TrafficEvent } from '../core/traffic-event.ts';
+import { SENT_REQUEST_PARTS, type ExchangeStartEvent, type TrafficEvent } from '../core/traffic/traffic-event.ts';
 
 /*
  * The start event as it crosses from the bridge's worker thread to the extension host

@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm';
 import { build } from 'esbuild';
 import { makeBundleAscii } from '../../scripts/ascii-bundle.mjs';
 import { Agent, request } from 'undici';
-import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic-event.ts';
+import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic/traffic-event.ts';
 import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
 import { disconnectAndWait, forkSoakBridge, readyUrl, startSoakBackend } from './soak-backend.ts';
 import { DEFAULT_SEED, runSessions, SESSIONS, warmUp } from './soak-sessions.ts';

@@ -4,8 +4,8 @@
  */
 import type { ChatRequest } from '../../src/core/chat/chat-completions-api.ts';
 import type { ResponsesOutputItem } from '../../src/core/responses/responses-output.ts';
-import type { RoundTripLabel } from '../../src/core/round-trip-label.ts';
-import type { ExchangeDeltaEvent, ExchangeEndEvent, ExchangeStartEvent } from '../../src/core/traffic-event.ts';
+import type { RoundTripLabel } from '../../src/core/traffic/round-trip-label.ts';
+import type { ExchangeDeltaEvent, ExchangeEndEvent, ExchangeStartEvent } from '../../src/core/traffic/traffic-event.ts';
 import type { BridgeWarning } from '../../src/core/warnings.ts';
 import { encodeStartEvent, type EncodedExchangeStartEvent } from '../../src/server/start-event-encoding.ts';
 

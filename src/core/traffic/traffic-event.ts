@@ -1,9 +1,9 @@
-import type { ChatRequest } from './chat/chat-completions-api.ts';
-import type { ToolSummary } from './lower/tool-summary.ts';
-import type { ResponsesOutputItem, ResponsesUsage } from './responses/responses-output.ts';
-import type { ChatRequestParts } from './outbound/chat-request-parts.ts';
+import type { ChatRequest } from '../chat/chat-completions-api.ts';
+import type { ToolSummary } from '../lower/tool-summary.ts';
+import type { ResponsesOutputItem, ResponsesUsage } from '../responses/responses-output.ts';
+import type { ChatRequestParts } from '../outbound/chat-request-parts.ts';
 import type { RoundTripLabel } from './round-trip-label.ts';
-import type { BridgeWarning } from './warnings.ts';
+import type { BridgeWarning } from '../warnings.ts';
 
 /**
  * Live traffic, one exchange per Codex request. The server emits these to an

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Logger } from '../../../src/core/logger.ts';
-import type { ExchangeDeltaEvent } from '../../../src/core/traffic-event.ts';
+import type { ExchangeDeltaEvent } from '../../../src/core/traffic/traffic-event.ts';
 import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { failedStreamError, runExchange } from '../../support/exchange-outcome.ts';
 import { answerNothing, sendNoHeaders } from '../../support/hostile-backend.ts';

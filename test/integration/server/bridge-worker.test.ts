@@ -5,7 +5,7 @@ import { threadId } from 'node:worker_threads';
 import { after, describe, it } from 'node:test';
 import type { Logger } from '../../../src/core/logger.ts';
 import { REDACTED, redactSecretsInValue } from '../../../src/core/redact-secrets.ts';
-import type { ExchangeStartEvent } from '../../../src/core/traffic-event.ts';
+import type { ExchangeStartEvent } from '../../../src/core/traffic/traffic-event.ts';
 import type { BridgeTrafficEvent } from '../../../src/server/start-event-encoding.ts';
 import { TrafficStore } from '../../../src/extension/traffic-store.ts';
 import { BRIDGE_WORKER_YOUNG_GENERATION_MB, followBridgeTrafficInWorker, startBridgeInWorker, type BridgeWorkerConfig, type WorkerBridge } from '../../../src/server/start-bridge-in-worker.ts';

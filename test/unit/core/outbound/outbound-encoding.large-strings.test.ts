@@ -10,7 +10,7 @@ import { createWarningLedger } from '../../../../src/core/warnings.ts';
 import { fixturePath } from '../../../support/fixtures.ts';
 
 /*
- * A large body's long strings are carried as bytes through lowering (large-json-strings.ts). Whatever
+ * A large body's long strings are carried as bytes through lowering (outbound-encoding.ts). Whatever
  * the body, the backend must receive the same request as with a full parse and serialisation, the panel
  * must see the same request and warnings, and a body JSON.parse refuses must never be taken.
  */
