@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { itemsDone, postResponses, readSseEvents, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { parseOpenAiError, sendRawHttpRequest, type RawHttpResponse } from '../../support/raw-http.ts';
-import { answerWithText, renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { answerWithText, renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 import type { TrafficEvent } from '../../../src/core/traffic/traffic-event.ts';
 
 /**

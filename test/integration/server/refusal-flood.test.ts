@@ -7,7 +7,7 @@ import type { ExchangeRejectedEvent } from '../../../src/core/traffic/traffic-ev
 import { startTestBridge } from '../../support/bridge-harness.ts';
 import { makeTempDir } from '../../support/cleanup.ts';
 import { sendRawHttpRequest } from '../../support/raw-http.ts';
-import { startScriptedBackend } from '../../support/scripted-backend.ts';
+import { startScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 
 /**
  * A flood of refused requests is reported once per cause and interval, with a count, in the terminal,
