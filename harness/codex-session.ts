@@ -13,13 +13,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { ChatFunctionTool, ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
-import type { CodexToolSurface } from '../../../src/core/model-catalog/model-catalog-entry.ts';
-import type { RoundTripLabel } from '../../../src/core/traffic/round-trip-label.ts';
-import type { ExchangeStartEvent, TrafficEvent } from '../../../src/core/traffic/traffic-event.ts';
-import { applyCodexConfigWrite } from '../../../src/codex-config/apply-codex-config-write.ts';
-import { planCodexConfigWrite } from '../../../src/codex-config/plan-codex-config-write.ts';
-import { startBridgeServer, type BridgeServerConfig, type RunningBridge } from '../../../src/server/start-server.ts';
+import type { ChatFunctionTool, ChatRequest } from '../src/core/chat/chat-completions-api.ts';
+import type { CodexToolSurface } from '../src/core/model-catalog/model-catalog-entry.ts';
+import type { RoundTripLabel } from '../src/core/traffic/round-trip-label.ts';
+import type { ExchangeStartEvent, TrafficEvent } from '../src/core/traffic/traffic-event.ts';
+import { applyCodexConfigWrite } from '../src/codex-config/apply-codex-config-write.ts';
+import { planCodexConfigWrite } from '../src/codex-config/plan-codex-config-write.ts';
+import { startBridgeServer, type BridgeServerConfig, type RunningBridge } from '../src/server/start-server.ts';
 import {
   startMockBackend,
   type EngineProfile,
@@ -27,7 +27,7 @@ import {
   type MockBackendOptions,
   type MockTurn,
   type RecordedRequest,
-} from '../../../mock-backend/create-mock-backend.ts';
+} from '../mock-backend/create-mock-backend.ts';
 
 const repositoryRoot = resolve(__dirname, '..', '..', '..');
 

@@ -27,7 +27,7 @@ import {
   messageText,
   startE2eSession,
   type CodexJsonEvent,
-} from '../test/e2e/codex/codex-session.ts';
+} from '../harness/codex-session.ts';
 
 const USAGE = `usage: npm run demo [-- --profile <${engineProfiles.join('|')}>] [-- --keep] [-- --payloads]
   --profile   engine the mock backend imitates (default vllm-qwen3coder)

@@ -12,7 +12,7 @@ import {
   startCodexBridgeSession,
   unexpectedWarnings,
   type CodexBridgeSession,
-} from '../e2e/codex/codex-session.ts';
+} from '../../harness/codex-session.ts';
 import { findEngineKit, reportMissingEngineKit, startLlamaServer, TOOL_CALL_FORMATS, type RunningLlamaServer } from './llama-server.ts';
 
 /**
