@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatRequest } from '../chat/chat-completions-api.ts';
 import type { ChatRequestParts } from './chat-request-parts.ts';
+import { PASSTHROUGH_FIELDS } from './passthrough-text.ts';
 
 /*
  * The outbound encoding: how a Codex request body becomes the bytes of the Chat request the backend
@@ -333,16 +334,18 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const TEXT_PART_TYPES: ReadonlySet<unknown> = new Set(['input_text', 'output_text', 'text']);
-
 /*
- * Which strings keep their placeholders: exactly the fields the request schema types as
- * PassthroughText (responses/responses-request.ts). `instructions`, a string `input`, a message's
- * string content and the `text` of its text parts, the `text` of reasoning and summary parts, and a
- * tool output given as a string. Everything else is restored in place before lowering: the skeleton's
- * objects are the parse's own, so this costs one assignment per changed field. Assigning to a key
- * parsed as `__proto__` sets that own property.
+ * Which strings keep their placeholders: exactly the passthrough fields (PASSTHROUGH_FIELDS in
+ * passthrough-text.ts). Everything else is restored in place before lowering: the skeleton's objects
+ * are the parse's own, so this costs one assignment per changed field. Assigning to a key parsed as
+ * `__proto__` sets that own property. The list is read through maps, where an item type such as
+ * `constructor` finds nothing.
  */
+const REQUEST_STRINGS: ReadonlySet<unknown> = new Set(PASSTHROUGH_FIELDS.request);
+const ITEM_STRINGS: ReadonlyMap<unknown, string> = new Map(Object.entries(PASSTHROUGH_FIELDS.itemStrings));
+const ITEM_PARTS: ReadonlyMap<unknown, ReadonlyMap<string, ReadonlySet<unknown>>> = new Map(
+  Object.entries(PASSTHROUGH_FIELDS.itemParts).map(([type, fields]) => [type, new Map(Object.entries(fields).map(([field, kinds]) => [field, new Set<unknown>(kinds)]))]),
+);
 
 function restoreField(target: JsonObject, key: string, table: LargeStringTable): void {
   const value = target[key];
@@ -350,36 +353,25 @@ function restoreField(target: JsonObject, key: string, table: LargeStringTable):
   if (restored !== value) target[key] = restored;
 }
 
-/** Everything of the part but `text` restored, when `keep` says the part's text passes through. */
-function restorePart(part: unknown, table: LargeStringTable, keep: (type: unknown) => boolean): unknown {
-  if (!isObject(part) || !keep(part['type'])) return table.restore(part);
+/** Everything of the part but `text` restored, when the part is of a kind whose text passes through. */
+function restorePart(part: unknown, table: LargeStringTable, kinds: ReadonlySet<unknown>): unknown {
+  if (!isObject(part) || !kinds.has(part['type'])) return table.restore(part);
   for (const key of Object.keys(part)) if (key !== 'text' || typeof part[key] !== 'string') restoreField(part, key, table);
   return part;
 }
 
-function restoreParts(parts: unknown, table: LargeStringTable, keep: (type: unknown) => boolean): unknown {
+function restoreParts(parts: unknown, table: LargeStringTable, kinds: ReadonlySet<unknown>): unknown {
   if (!Array.isArray(parts)) return table.restore(parts);
-  for (let index = 0; index < parts.length; index++) parts[index] = restorePart(parts[index], table, keep);
+  for (let index = 0; index < parts.length; index++) parts[index] = restorePart(parts[index], table, kinds);
   return parts;
 }
 
-const isTextPart = (type: unknown): boolean => TEXT_PART_TYPES.has(type);
-const isReasoningTextPart = (type: unknown): boolean => type === 'reasoning_text';
-const isSummaryTextPart = (type: unknown): boolean => type === 'summary_text';
-
 function restoreItemField(item: JsonObject, type: unknown, key: string, table: LargeStringTable): void {
   const value = item[key];
-  if (type === 'message' && key === 'content') {
-    if (typeof value !== 'string') item[key] = restoreParts(value, table, isTextPart);
-  } else if (type === 'reasoning' && key === 'content') {
-    item[key] = restoreParts(value, table, isReasoningTextPart);
-  } else if (type === 'reasoning' && key === 'summary') {
-    item[key] = restoreParts(value, table, isSummaryTextPart);
-  } else if ((type === 'function_call_output' || type === 'custom_tool_call_output') && key === 'output' && typeof value === 'string') {
-    // Passes through.
-  } else {
-    restoreField(item, key, table);
-  }
+  if (typeof value === 'string' && ITEM_STRINGS.get(type) === key) return;
+  const kinds = ITEM_PARTS.get(type)?.get(key);
+  if (kinds !== undefined) item[key] = restoreParts(value, table, kinds);
+  else restoreField(item, key, table);
 }
 
 function restoreItem(item: unknown, table: LargeStringTable): unknown {
@@ -395,7 +387,7 @@ export function restoreAllButPassthroughText(body: unknown, table: LargeStringTa
   if (!isObject(body)) return table.restore(body);
   for (const key of Object.keys(body)) {
     const value = body[key];
-    if ((key === 'instructions' || key === 'input') && typeof value === 'string') continue;
+    if (REQUEST_STRINGS.has(key) && typeof value === 'string') continue;
     if (key === 'input' && Array.isArray(value)) {
       for (let index = 0; index < value.length; index++) value[index] = restoreItem(value[index], table);
     } else {

@@ -26,3 +26,20 @@ export function isEmptyPassthroughText(text: PassthroughText | null | undefined)
 export function outgoingText(text: PassthroughText): string {
   return text as unknown as string;
 }
+
+/**
+ * Where passthrough text stands in a Responses request: the one list of it. The request schema types
+ * these fields `PassthroughText` (responses/responses-request.ts); a large body's parse keeps its
+ * long strings as placeholders there and gives every other field its real text (outbound-encoding.ts).
+ */
+export const PASSTHROUGH_FIELDS = {
+  /** Fields of the request that pass through when their value is a string. */
+  request: ['instructions', 'input'],
+  /** Per input item type, the field that passes through when its value is a string. */
+  itemStrings: { message: 'content', function_call_output: 'output', custom_tool_call_output: 'output' },
+  /** Per input item type and field, the kinds of part whose `text` passes through. */
+  itemParts: {
+    message: { content: ['input_text', 'output_text', 'text'] },
+    reasoning: { content: ['reasoning_text'], summary: ['summary_text'] },
+  },
+} as const;
