@@ -50,7 +50,7 @@ const unknownKindSchema = z.object({
  * A string whose text the lowering copies into the Chat request without reading it: for a large body
  * it may hold placeholders for long strings (outbound/outbound-encoding.ts). Checked as any string;
  * typed so that it can only be copied or joined. The fields where a large body keeps placeholders are
- * listed once, in PASSTHROUGH_FIELDS (outbound/passthrough-text.ts); every field typed so here is one.
+ * listed once, in PASSTHROUGH_FIELDS (outbound/passthrough-text.ts), and each of them is typed so here.
  */
 const passthroughTextSchema = z.string() as unknown as z.ZodMiniType<PassthroughText, string>;
 
