@@ -16,7 +16,7 @@ export function splitFirstLine(text: string): { first: string; rest: string } | 
   return { first: text.slice(0, end), rest: text.slice(end + 1) };
 }
 
-/** ```` ```lang … ``` ```` (or `~~~`) around the whole payload; the body keeps its final newline. */
+/** A Markdown code fence (three or more backticks or tildes, an optional language) around the whole payload; the body keeps its final newline. */
 export function removeCodeFence(text: string): string | null {
   const trimmed = text.trim();
   const split = splitFirstLine(trimmed);
