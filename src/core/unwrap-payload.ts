@@ -7,6 +7,21 @@ import { isPlainObject, parseJson } from './parse-json.ts';
  * and by the safe apply_patch rescues (apply-patch/rescue-apply-patch.ts).
  */
 
+/** An unwrapper and the name its repair goes by. */
+export interface Unwrapper<Kind extends string> {
+  kind: Kind;
+  apply: (text: string) => string | null;
+}
+
+/** What the first unwrapper that changes the text gives, tried in order; null when none does. */
+export function peelOnce<Kind extends string>(text: string, unwrappers: readonly Unwrapper<Kind>[]): { kind: Kind; text: string } | null {
+  for (const unwrapper of unwrappers) {
+    const result = unwrapper.apply(text);
+    if (result !== null && result !== text) return { kind: unwrapper.kind, text: result };
+  }
+  return null;
+}
+
 /** First lines longer than this are no heredoc or fence opener; keeps the line regexps cheap. */
 const MAX_OPENER_LENGTH = 500;
 

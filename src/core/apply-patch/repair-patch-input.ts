@@ -1,3 +1,5 @@
+import type { Unwrapper } from '../unwrap-payload.ts';
+
 /*
  * The opt-in repairs that only a `*** Begin Patch … *** End Patch` grammar gets
  * (grammar/repair-grammar-input.ts offers them when the grammar is a patch envelope): decorated marker
@@ -19,7 +21,7 @@ export const PATCH_REPAIR_DESCRIPTIONS: Readonly<Record<PatchRepairKind, string>
 };
 
 /** The patch repairs that peel something off the payload, in the order they are tried. */
-export const PATCH_UNWRAPPERS: ReadonlyArray<{ kind: PatchRepairKind; apply: (text: string) => string | null }> = [
+export const PATCH_UNWRAPPERS: readonly Unwrapper<PatchRepairKind>[] = [
   { kind: 'patch_markers', apply: normalisePatchMarkers },
   { kind: 'surrounding_prose', apply: removeSurroundingProse },
 ];

@@ -1,5 +1,5 @@
 import { appendMissingPatchEnd, PATCH_REPAIR_DESCRIPTIONS, PATCH_UNWRAPPERS, type PatchRepairKind } from '../apply-patch/repair-patch-input.ts';
-import { decodeJsonString, removeCodeFence, removeJsonWrapper, removeShellHeredoc, removeSurroundingWhitespace } from '../unwrap-payload.ts';
+import { decodeJsonString, peelOnce, removeCodeFence, removeJsonWrapper, removeShellHeredoc, removeSurroundingWhitespace, type Unwrapper } from '../unwrap-payload.ts';
 
 /*
  * Opt-in repairs for free-form inputs that miss their grammar in the ways function-calling models
@@ -48,12 +48,10 @@ export function describeGrammarRepairKind(kind: GrammarRepairKind): string {
   return REPAIR_DESCRIPTIONS[kind];
 }
 
-type Unwrapper = { kind: GrammarRepairKind; apply: (text: string) => string | null };
-
 export function findGrammarRepair(input: string, options: FindGrammarRepairOptions): GrammarRepair | null {
   // An empty payload has nothing to repair; a newline that happens to satisfy the grammar is no fix.
   if (input.trim() === '') return null;
-  const unwrappers: Unwrapper[] = [
+  const unwrappers: Array<Unwrapper<GrammarRepairKind>> = [
     { kind: 'code_fence', apply: removeCodeFence },
     { kind: 'shell_heredoc', apply: removeShellHeredoc },
     { kind: 'json_wrapper', apply: removeJsonWrapper },
@@ -66,16 +64,9 @@ export function findGrammarRepair(input: string, options: FindGrammarRepairOptio
   const stages: GrammarRepair[] = [{ input, kinds: [] }];
   for (let depth = 0; depth < MAX_UNWRAP_DEPTH; depth += 1) {
     const last = stages[stages.length - 1] as GrammarRepair;
-    let peeled: GrammarRepair | null = null;
-    for (const unwrapper of unwrappers) {
-      const result = unwrapper.apply(last.input);
-      if (result !== null && result !== last.input) {
-        peeled = { input: result, kinds: [...last.kinds, unwrapper.kind] };
-        break;
-      }
-    }
+    const peeled = peelOnce(last.input, unwrappers);
     if (peeled === null) break;
-    stages.push(peeled);
+    stages.push({ input: peeled.text, kinds: [...last.kinds, peeled.kind] });
   }
 
   for (const [index, stage] of stages.entries()) {
