@@ -112,3 +112,33 @@ export const streamInvalidUtf8: ScriptedHandler = (response) => {
   response.write(renderChunkFrame({}, 'stop'));
   response.end('data: [DONE]\n\n');
 };
+
+/**
+ * An engine that lists `model` and answers every chat request (streamed or not) with a `: x` comment
+ * line every `intervalMs`: the connection stays busy, so no idle timeout of the client fires, yet no
+ * answer ever comes. Only a time limit of the client's own ends the request; the drip stops by itself
+ * after `forMs`, so a client without a working limit ends with the wrong result instead of hanging.
+ * Every other route is a 404, as on an engine that has no such endpoint.
+ */
+export const listModelThenDrip =
+  (model: string, options: { intervalMs: number; forMs: number }): ScriptedHandler =>
+  async (response, request) => {
+    const path = request.path.split('?')[0];
+    if (path === '/v1/models') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ object: 'list', data: [{ id: model, object: 'model', owned_by: 'drip' }] }));
+      return;
+    }
+    if (path !== '/v1/chat/completions') {
+      response.writeHead(404, { 'content-type': 'text/plain' });
+      response.end('not found');
+      return;
+    }
+    startSseResponse(response);
+    const until = Date.now() + options.forMs;
+    while (Date.now() < until && !response.destroyed) {
+      response.write(': x\n');
+      await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
+    }
+    endIfOpen(response, true);
+  };

@@ -12,6 +12,7 @@ import { applyCodexConfigWrite } from '../codex-config/apply-codex-config-write.
 import { formatCodexConfigPlanDiff } from '../codex-config/format-plan-diff.ts';
 import { planCodexConfigWrite } from '../codex-config/plan-codex-config-write.ts';
 import { applyCodexConfigRestore, planCodexConfigRestore } from '../codex-config/restore-codex-config.ts';
+import { withTimeLimit } from '../server/time-limit.ts';
 
 export interface CodexConfigCommandIo {
   stdout: (text: string) => void;
@@ -77,8 +78,10 @@ async function readCatalogContextWindows(baseUrl: string, token: string | null):
   const windows = new Map<string, number>();
   try {
     const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
-    const response = await fetch(`${baseUrl.replace(/\/+$/, '')}/codex/models?tool_surface=freeform`, { headers, signal: AbortSignal.timeout(MODEL_LIST_TIMEOUT_MS) });
-    const catalog = (await response.json()) as { models?: Array<{ slug?: unknown; context_window?: unknown; description?: unknown }> };
+    const catalog = await withTimeLimit(MODEL_LIST_TIMEOUT_MS, undefined, async (signal) => {
+      const response = await fetch(`${baseUrl.replace(/\/+$/, '')}/codex/models?tool_surface=freeform`, { headers, signal });
+      return (await response.json()) as { models?: Array<{ slug?: unknown; context_window?: unknown; description?: unknown }> };
+    });
     for (const entry of catalog.models ?? []) {
       if (typeof entry.slug !== 'string' || typeof entry.context_window !== 'number') continue;
       if (typeof entry.description === 'string' && entry.description.includes('not reported by the backend')) continue;

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { DoctorReport } from '../core/doctor/diagnose.ts';
-import { ENGINE_DEFAULT_PORTS, ENGINE_NAMES } from '../core/doctor/engine-identity.ts';
+import { ENGINE_DEFAULT_PORTS, ENGINE_NAMES, type EngineKind } from '../core/doctor/engine-identity.ts';
 import { renderDoctorTable, summariseDoctorReport } from '../core/doctor/render-doctor-report.ts';
 import type { Logger } from '../core/logger.ts';
 import { findLocalEngines, runEngineDoctor } from '../server/engine-doctor.ts';
@@ -10,6 +10,8 @@ export interface DoctorCommandIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   env: NodeJS.ProcessEnv;
+  /** Where to look for an engine without --backend: the engines' usual ports unless a test names its own (no command-line option). */
+  candidatePorts?: ReadonlyArray<{ engine: EngineKind; port: number }>;
 }
 
 export const DOCTOR_USAGE = `Usage:
@@ -24,7 +26,7 @@ Options:
   --backend URL                 the engine's OpenAI-compatible base URL, ending in /v1; without it the doctor
                                 looks on 127.0.0.1 at ${ENGINE_DEFAULT_PORTS.map(({ engine, port }) => `${port} (${ENGINE_NAMES[engine]})`).join(', ')}
   --model NAME                  the model name the bridge will send (serve --model); default: the first listed
-  --backend-api-key-env NAME    environment variable holding the backend's API key
+  --backend-api-key-env NAME    environment variable holding the backend's API key (sent only to --backend URL)
   --quick                       find and identify only, no generation (what serve checks at start)
   --json                        print the report as JSON
   -h, --help                    show this help
@@ -70,21 +72,25 @@ async function runCommand(argv: string[], io: DoctorCommandIo): Promise<number> 
   const apiKey = keyVariable === undefined ? null : io.env[keyVariable] || null;
   if (keyVariable !== undefined && apiKey === null) throw new UsageError(`--backend-api-key-env ${keyVariable}: the environment variable ${keyVariable} is not set or empty`);
   let backendUrls: string[];
+  let wantKey: string[] = [];
   if (values.backend !== undefined) {
     backendUrls = [values.backend];
   } else {
-    const found = await findLocalEngines();
+    const found = await findLocalEngines({ ports: io.candidatePorts });
     if (found.length === 0) {
       const ports = ENGINE_DEFAULT_PORTS.map(({ engine, port }) => `${port} (${ENGINE_NAMES[engine]})`).join(', ');
       io.stderr(`No engine answers on 127.0.0.1 at ${ports}.\nStart one, or name it: freeform-bridge doctor --backend http://HOST:PORT/v1\n`);
       return 1;
     }
     backendUrls = found.map((engine) => engine.backendUrl);
+    wantKey = found.filter((engine) => engine.wantsKey).map((engine) => engine.backendUrl);
     io.stderr(`Found ${found.length === 1 ? 'an engine' : `${found.length} engines`} on this machine: ${backendUrls.join(', ')}\n`);
   }
   const reports: DoctorReport[] = [];
   for (const backendUrl of backendUrls) {
-    reports.push(await runEngineDoctor({ backendUrl, apiKey, configuredModel: values.model ?? null, probe: values.quick !== true }));
+    // The key goes only to a backend the user named: whatever answers on a usual port of this machine
+    // may be any program, and is checked without it.
+    reports.push(await runEngineDoctor({ backendUrl, apiKey: values.backend === undefined ? null : apiKey, configuredModel: values.model ?? null, probe: values.quick !== true }));
   }
   if (values.json) {
     io.stdout(`${JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)}\n`);
@@ -95,6 +101,7 @@ async function runCommand(argv: string[], io: DoctorCommandIo): Promise<number> 
       for (const report of usable) io.stdout(`\nUse it: freeform-bridge serve --backend ${report.backendUrl}${report.model === null ? '' : ` --model ${report.model}`}\n`);
     }
   }
+  for (const url of wantKey) io.stderr(`${url} needs an API key; run with --backend ${url} --backend-api-key-env ${keyVariable ?? 'NAME'} to check it with yours\n`);
   // Found engines: fine when one of them is; a named backend: its own verdict.
   return reports.every((report) => report.codexWouldFail) ? 1 : 0;
 }

@@ -4,6 +4,7 @@ import { parseModelListText } from '../core/doctor/model-list.ts';
 import { readBoundedResponseText } from './read-bounded-response.ts';
 import { MAX_SERVER_INFO_BYTES, type UpstreamClient } from './upstream-client.ts';
 import { identifyBackend } from './engine-doctor.ts';
+import { withTimeLimit } from './time-limit.ts';
 
 export type { BackendModel } from '../core/doctor/model-list.ts';
 
@@ -39,8 +40,10 @@ export async function fetchBackendModels(baseUrl: string, apiKey?: string | null
   let response: Response;
   let text: string;
   try {
-    response = await (options.fetch ?? fetch)(url, { headers, signal: AbortSignal.timeout(options.timeoutMs ?? 5_000) });
-    text = await readBoundedResponseText(response, MAX_SERVER_INFO_BYTES);
+    ({ response, text } = await withTimeLimit(options.timeoutMs ?? 5_000, undefined, async (signal) => {
+      const answer = await (options.fetch ?? fetch)(url, { headers, signal });
+      return { response: answer, text: await readBoundedResponseText(answer, MAX_SERVER_INFO_BYTES) };
+    }));
   } catch (error) {
     const name = (error as Error).name;
     // fetch wraps the reason in its cause: a code (ECONNREFUSED) or, for a port fetch never dials, only a message ("bad port").

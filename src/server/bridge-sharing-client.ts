@@ -5,6 +5,7 @@ import { SseDecoder } from '../core/sse/sse-decoder.ts';
 import type { TrafficEvent } from '../core/traffic/traffic-event.ts';
 import { readBoundedResponseText } from './read-bounded-response.ts';
 import { BRIDGE_IDENTITY_PATH, BRIDGE_NAME, BRIDGE_TRAFFIC_PATH, computeIdentityProof, type BridgeIdentity } from './bridge-sharing-routes.ts';
+import { withTimeLimit } from './time-limit.ts';
 
 /**
  * The other side of bridge-sharing-routes.ts: how a VS Code window checks that the program holding
@@ -46,8 +47,10 @@ export async function checkBridgeIdentity(url: string, token: string): Promise<B
   let text: string;
   try {
     // redirect: 'error' — a redirect would send the check somewhere else than the port being checked.
-    response = await fetch(`${url}${BRIDGE_IDENTITY_PATH}?challenge=${challenge}`, { redirect: 'error', signal: AbortSignal.timeout(IDENTITY_TIMEOUT_MS) });
-    text = await readBoundedResponseText(response, MAX_IDENTITY_ANSWER_BYTES);
+    ({ response, text } = await withTimeLimit(IDENTITY_TIMEOUT_MS, undefined, async (signal) => {
+      const answer = await fetch(`${url}${BRIDGE_IDENTITY_PATH}?challenge=${challenge}`, { redirect: 'error', signal });
+      return { response: answer, text: await readBoundedResponseText(answer, MAX_IDENTITY_ANSWER_BYTES) };
+    }));
   } catch (error) {
     return { ours: false, reason: `it does not answer HTTP (${describeFailure(error)})` };
   }

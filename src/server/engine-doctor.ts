@@ -8,6 +8,7 @@ import { readChatProbeAnswer, type ChatProbeResult } from '../core/doctor/read-p
 import { buildGrammarSelfTestRequest, decideGrammarEnforcement, judgeGrammarSelfTest, SELF_TEST_FORMS, type GrammarSelfTestVerdict } from '../core/doctor/grammar-self-test.ts';
 import type { GrammarEnforcement } from '../core/bridge-options.ts';
 import type { PatternForm } from '../core/grammar/grammar-to-pattern.ts';
+import { withTimeLimit } from './time-limit.ts';
 import { createUpstreamClient, MAX_SERVER_INFO_BYTES, type UpstreamClient } from './upstream-client.ts';
 
 /**
@@ -87,27 +88,28 @@ function describeFailure(error: unknown, timeoutMs: number): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-async function sendProbe(upstream: UpstreamClient, body: Record<string, unknown>, signal: AbortSignal): Promise<ChatProbeResult> {
-  const limited = AbortSignal.any([signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]);
+async function sendProbe(upstream: UpstreamClient, body: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<ChatProbeResult> {
   try {
-    const response = await upstream.postChatCompletions(JSON.stringify(body), limited);
-    const text = await response.text(MAX_SERVER_INFO_BYTES, 'probe answer');
-    return readChatProbeAnswer(response.status, text, body.stream === true);
+    return await withTimeLimit(timeoutMs, signal, async (limited) => {
+      const response = await upstream.postChatCompletions(JSON.stringify(body), limited);
+      const text = await response.text(MAX_SERVER_INFO_BYTES, 'probe answer');
+      return readChatProbeAnswer(response.status, text, body.stream === true);
+    });
   } catch (error) {
     if (signal.aborted) throw error;
-    return { outcome: 'unreachable', reason: describeFailure(error, PROBE_TIMEOUT_MS) };
+    return { outcome: 'unreachable', reason: describeFailure(error, timeoutMs) };
   }
 }
 
 /** The generation probes, all at once: the engines serve them in parallel slots, and each is a few tokens. */
-export async function probeEngine(upstream: UpstreamClient, model: string, signal: AbortSignal): Promise<DoctorProbes> {
+export async function probeEngine(upstream: UpstreamClient, model: string, signal: AbortSignal, timeoutMs = PROBE_TIMEOUT_MS): Promise<DoctorProbes> {
   const requests = buildProbeRequests(model);
   const [toolCall, toolCallStream, reasoningEffort, image, grammar] = await Promise.all([
-    sendProbe(upstream, requests.toolCall, signal),
-    sendProbe(upstream, requests.toolCallStream, signal),
-    sendProbe(upstream, requests.reasoningEffort, signal),
-    sendProbe(upstream, requests.image, signal),
-    testGrammarEnforcement(upstream, model, signal),
+    sendProbe(upstream, requests.toolCall, signal, timeoutMs),
+    sendProbe(upstream, requests.toolCallStream, signal, timeoutMs),
+    sendProbe(upstream, requests.reasoningEffort, signal, timeoutMs),
+    sendProbe(upstream, requests.image, signal, timeoutMs),
+    testGrammarEnforcement(upstream, model, signal, timeoutMs),
   ]);
   return { model, toolCall, toolCallStream, reasoningEffort, image, grammar };
 }
@@ -116,10 +118,10 @@ export async function probeEngine(upstream: UpstreamClient, model: string, signa
  * The grammar self-test (grammar-self-test.ts): one tiny request per pattern form, in turn, stopping at
  * the first the engine obeys. A few dozen tokens each.
  */
-export async function testGrammarEnforcement(upstream: UpstreamClient, model: string, signal: AbortSignal): Promise<GrammarEnforcement> {
+export async function testGrammarEnforcement(upstream: UpstreamClient, model: string, signal: AbortSignal, timeoutMs = PROBE_TIMEOUT_MS): Promise<GrammarEnforcement> {
   const verdicts: Array<{ form: PatternForm; verdict: GrammarSelfTestVerdict }> = [];
   for (const form of SELF_TEST_FORMS) {
-    const verdict = judgeGrammarSelfTest(await sendProbe(upstream, buildGrammarSelfTestRequest(model, form), signal));
+    const verdict = judgeGrammarSelfTest(await sendProbe(upstream, buildGrammarSelfTestRequest(model, form), signal, timeoutMs));
     verdicts.push({ form, verdict });
     if (verdict.obeyed) break;
   }
@@ -135,12 +137,13 @@ export interface EngineDoctorOptions {
   probe: boolean;
   signal?: AbortSignal;
   dispatcher?: Dispatcher;
+  /** The limit on each probe; PROBE_TIMEOUT_MS unless a test needs a short one. */
+  probeTimeoutMs?: number;
 }
 
 async function identifyOrExplain(upstream: UpstreamClient, signal: AbortSignal): Promise<{ connection: DoctorConnection; identity: EngineIdentity | null; listProblem: string | null }> {
-  const limited = AbortSignal.any([signal, AbortSignal.timeout(IDENTIFY_TIMEOUT_MS)]);
   try {
-    return { connection: { reachable: true }, identity: await identifyBackend(upstream, limited), listProblem: null };
+    return { connection: { reachable: true }, identity: await withTimeLimit(IDENTIFY_TIMEOUT_MS, signal, (limited) => identifyBackend(upstream, limited)), listProblem: null };
   } catch (error) {
     if (signal.aborted) throw error;
     if (UpstreamHttpError.is(error)) return { connection: { reachable: false, reason: `HTTP ${error.status}`, status: error.status }, identity: null, listProblem: null };
@@ -160,7 +163,7 @@ export async function runEngineDoctor(options: EngineDoctorOptions): Promise<Doc
     let probes: DoctorProbes | null = null;
     const model = found.identity === null ? null : chooseDoctorModel(found.identity, options.configuredModel);
     if (options.probe && model !== null) {
-      probes = await probeEngine(upstream, model, signal);
+      probes = await probeEngine(upstream, model, signal, options.probeTimeoutMs);
       // Ollama says the context a model really runs with only once it is loaded, which the probes just did.
       if (found.identity?.engine === 'ollama') found = await identifyOrExplain(upstream, signal);
     }
@@ -175,26 +178,30 @@ export interface FoundEngine {
   port: number;
   expected: EngineKind;
   backendUrl: string;
+  /** It answered 401 or 403 without a key: an engine started with one. */
+  wantsKey: boolean;
 }
 
 /**
  * With no backend configured: which of the engines' usual ports on this machine answer `GET /v1/models`
  * (a 401 counts: an engine that wants a key). All at once, each with a short limit.
  */
-export async function findLocalEngines(options: { host?: string; timeoutMs?: number } = {}): Promise<FoundEngine[]> {
+export async function findLocalEngines(options: { host?: string; timeoutMs?: number; ports?: ReadonlyArray<{ engine: EngineKind; port: number }> } = {}): Promise<FoundEngine[]> {
   const host = options.host ?? '127.0.0.1';
   const answers = await Promise.all(
-    ENGINE_DEFAULT_PORTS.map(async ({ engine, port }): Promise<FoundEngine | null> => {
+    (options.ports ?? ENGINE_DEFAULT_PORTS).map(async ({ engine, port }): Promise<FoundEngine | null> => {
       const backendUrl = `http://${host}:${port}/v1`;
       const upstream = createUpstreamClient({ baseUrl: backendUrl, getApiKey: () => null });
       try {
-        const response = await upstream.getModels(AbortSignal.timeout(options.timeoutMs ?? FIND_TIMEOUT_MS));
-        const text = await response.text(MAX_SERVER_INFO_BYTES, 'model list');
-        if (response.status === 401 || response.status === 403) return { port, expected: engine, backendUrl };
+        const { response, text } = await withTimeLimit(options.timeoutMs ?? FIND_TIMEOUT_MS, undefined, async (limited) => {
+          const answer = await upstream.getModels(limited);
+          return { response: answer, text: await answer.text(MAX_SERVER_INFO_BYTES, 'model list') };
+        });
+        if (response.status === 401 || response.status === 403) return { port, expected: engine, backendUrl, wantsKey: true };
         if (response.status !== 200) return null;
         // Throws for a body that is no model list: some other program holds the port.
         parseModelListText(backendUrl, text);
-        return { port, expected: engine, backendUrl };
+        return { port, expected: engine, backendUrl, wantsKey: false };
       } catch {
         return null;
       } finally {
@@ -212,7 +219,7 @@ export async function findLocalEngines(options: { host?: string; timeoutMs?: num
 export async function listEngineModels(backendUrl: string, apiKey: string | null): Promise<EngineIdentity['models']> {
   const upstream = createUpstreamClient({ baseUrl: backendUrl, getApiKey: () => apiKey });
   try {
-    return (await identifyBackend(upstream, AbortSignal.timeout(IDENTIFY_TIMEOUT_MS))).models;
+    return (await withTimeLimit(IDENTIFY_TIMEOUT_MS, undefined, (limited) => identifyBackend(upstream, limited))).models;
   } finally {
     await upstream.close();
   }

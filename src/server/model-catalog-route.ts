@@ -10,6 +10,7 @@ import type { TrafficListener } from '../core/traffic/traffic-event.ts';
 import { discoverBackendModels, type BackendModelFacts } from './backend-models.ts';
 import { reportRejectedExchange } from './error-middleware.ts';
 import type { UpstreamClient } from './upstream-client.ts';
+import { withTimeLimit } from './time-limit.ts';
 
 /**
  * `GET /v1/codex/models?tool_surface=…`: Codex's own catalog format, fetched by Codex through a
@@ -57,10 +58,9 @@ export function createModelCatalogHandler(dependencies: ModelCatalogRouteDepende
     const toolSurface = parseToolSurface(request.query.tool_surface);
     const abortController = new AbortController();
     response.on('close', () => abortController.abort());
-    const signal = AbortSignal.any([abortController.signal, AbortSignal.timeout(DISCOVERY_TIMEOUT_MS)]);
     let models: BackendModelFacts[];
     try {
-      models = await discoverBackendModels(upstream, signal);
+      models = await withTimeLimit(DISCOVERY_TIMEOUT_MS, abortController.signal, (limited) => discoverBackendModels(upstream, limited));
       lastGood = { models, at: new Date().toISOString() };
     } catch (error) {
       if (abortController.signal.aborted) return;

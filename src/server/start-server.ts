@@ -19,6 +19,7 @@ import { createUpstreamClient } from './upstream-client.ts';
 import { chooseDoctorModel } from '../core/doctor/diagnose.ts';
 import { identifyBackend, testGrammarEnforcement } from './engine-doctor.ts';
 import { GrammarEnforcementRegistry, type GrammarEnforcementSetting } from './grammar-enforcement.ts';
+import { withTimeLimit } from './time-limit.ts';
 
 export const BRIDGE_VERSION: string = packageJson.version;
 
@@ -166,7 +167,7 @@ export async function startBridgeServer(config: BridgeServerConfig): Promise<Run
   if (grammarEnforcement.setting === 'auto') {
     // A few dozen tokens at start-up, so the first Codex turn already knows; a failure only leaves enforcement off.
     void (async () => {
-      const model = options.modelOverride ?? chooseDoctorModel(await identifyBackend(upstream, AbortSignal.any([shutdownController.signal, AbortSignal.timeout(10_000)])), null);
+      const model = options.modelOverride ?? chooseDoctorModel(await withTimeLimit(10_000, shutdownController.signal, (limited) => identifyBackend(upstream, limited)), null);
       if (model !== null) await grammarEnforcement.selfTest(model);
     })().catch((error: unknown) => logger.warn(`grammar self-test at start-up did not run: ${error instanceof Error ? error.message : String(error)}`));
   }

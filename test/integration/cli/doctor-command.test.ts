@@ -2,9 +2,10 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { DoctorReport } from '../../../src/core/doctor/diagnose.ts';
-import { runDoctorCommand } from '../../../src/cli/doctor-command.ts';
+import { runDoctorCommand, type DoctorCommandIo } from '../../../src/cli/doctor-command.ts';
 import { startMockBackend, type MockBackend, type MockBackendOptions } from '../../../mock-backend/create-mock-backend.ts';
 import { isRecord } from '../../../mock-backend/python-text.ts';
+import { startScriptedBackend } from '../../support/scripted-backend.ts';
 
 /**
  * `freeform-bridge doctor` against the mock backend's engine profiles: each engine's own endpoints as
@@ -27,10 +28,10 @@ async function startEngine(options: MockBackendOptions): Promise<MockBackend> {
   return backend;
 }
 
-async function runDoctor(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runDoctor(args: string[], seams: Partial<DoctorCommandIo> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await runDoctorCommand(args, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text), env: {} });
+  const code = await runDoctorCommand(args, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text), env: {}, ...seams });
   return { code, stdout, stderr };
 }
 
@@ -175,6 +176,41 @@ describe('freeform-bridge doctor', { timeout: 60_000 }, () => {
     const cli = spawnSync(process.execPath, ['dist/cli.js', 'doctor', '--backend', url, '--quick'], { encoding: 'utf8', timeout: 30_000 });
     assert.equal(cli.status, 1, cli.stderr);
     assert.match(cli.stdout, /FAIL {2}Backend {2}nothing answers at/);
+  });
+});
+
+describe('the backend API key, with no backend named', { timeout: 60_000 }, () => {
+  const KEY = 'sk-doctor-secret-0123456789';
+  const env = { ENGINE_KEY: KEY };
+
+  /** Whatever holds an engine's usual port: one that wants a key (401 to everything), one that is a working engine. */
+  async function startPortHolders(): Promise<{ locked: Awaited<ReturnType<typeof startScriptedBackend>>; open: MockBackend; candidatePorts: DoctorCommandIo['candidatePorts'] }> {
+    const locked = await startScriptedBackend();
+    closers.push(() => locked.close());
+    locked.setHandlers((response) => {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end('{"error":{"message":"Invalid API key","type":"invalid_request_error"}}');
+    });
+    const open = await startEngine({ profile: 'vllm-hermes' });
+    const portOf = (url: string): number => Number(new URL(url).port);
+    return { locked, open, candidatePorts: [{ engine: 'lmstudio', port: portOf(locked.url) }, { engine: 'vllm', port: portOf(open.url) }] };
+  }
+
+  it('the engines found on the usual ports are checked without the key; the one that wants a key is named with the command that checks it', async () => {
+    const { locked, open, candidatePorts } = await startPortHolders();
+    const { stdout, stderr } = await runDoctor(['--backend-api-key-env', 'ENGINE_KEY'], { env, candidatePorts });
+    assert.ok(locked.requests.length > 0 && open.requests.length > 0, 'both port holders were asked');
+    const keyed = [...locked.requests.map((request) => request.headers), ...open.requests.map((request) => request.headers)].filter((headers) => JSON.stringify(headers).includes(KEY));
+    assert.equal(keyed.length, 0, JSON.stringify(keyed));
+    assert.match(stdout, /wants an API key/);
+    assert.ok(stderr.includes(`${locked.url} needs an API key; run with --backend ${locked.url} --backend-api-key-env ENGINE_KEY to check it with yours`), stderr);
+  });
+
+  it('a backend named with --backend is sent the key', async () => {
+    const { locked } = await startPortHolders();
+    await runDoctor(['--backend', locked.url, '--backend-api-key-env', 'ENGINE_KEY', '--quick'], { env });
+    assert.ok(locked.requests.length > 0);
+    for (const request of locked.requests) assert.equal(request.headers.authorization, `Bearer ${KEY}`);
   });
 });
 
