@@ -29,7 +29,7 @@ import {
   type RecordedRequest,
 } from '../mock-backend/create-mock-backend.ts';
 
-const repositoryRoot = resolve(__dirname, '..', '..', '..');
+const repositoryRoot = resolve(__dirname, '..');
 
 export const CODEX_PROFILE = 'e2e';
 export const CODEX_PROVIDER_ID = 'freeform-bridge-e2e';
