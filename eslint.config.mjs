@@ -169,6 +169,18 @@ export default tseslint.config(
     },
   },
   {
+    // The tests' own files serve the tests alone: the bench, the scripts and the harness they share
+    // with the tests (harness/: the soak's load, the Codex session driver) never import them, so a
+    // change to a test cannot change what the bench measures or what the demo shows.
+    files: ['bench/**/*.ts', 'scripts/**/*.ts', 'scripts/**/*.mjs', 'harness/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '(^|/)test/', message: 'bench/, scripts/ and harness/ must not import the tests (test/); share code through harness/ or mock-backend/.' }] },
+      ],
+    },
+  },
+  {
     files: ['scripts/**/*.mjs', 'eslint.config.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },

@@ -1,7 +1,7 @@
 /**
  * `node --import tsx bench/backend-faults.ts [--cli dist/cli.js] [--seconds 20] [--turns 1] [fault...]`: what a
  * hostile backend costs the bridge. Runs `serve` from the given bundle as a child (so its memory and
- * CPU are its own), points it at a backend from test/support/hostile-backend.ts that never ends its
+ * CPU are its own), points it at a backend from mock-backend/hostile-backend.ts that never ends its
  * answer, sends one streamed Codex turn and reads what comes back, and prints per fault: the bridge's
  * peak RSS during the turn, its RSS after the turn is over (idle), the CPU seconds it spent, the
  * slowest /healthz answer meanwhile, and how the turn ended. `--cli` lets the same run measure an
@@ -12,8 +12,8 @@ import { request } from 'node:http';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readProcessCpuMilliseconds, readProcessStatus } from './child-process.ts';
-import { answerEndlessErrorBody, answerEndlessJson, streamEndlessLine, streamEndlessText, streamEndlessToolArguments } from '../test/support/hostile-backend.ts';
-import { startScriptedBackend, type ScriptedHandler } from '../test/support/scripted-backend.ts';
+import { answerEndlessErrorBody, answerEndlessJson, streamEndlessLine, streamEndlessText, streamEndlessToolArguments } from '../mock-backend/hostile-backend.ts';
+import { startScriptedBackend, type ScriptedHandler } from '../mock-backend/scripted-backend.ts';
 
 const ENDLESS = Number.MAX_SAFE_INTEGER;
 const FAULTS: Record<string, ScriptedHandler> = {

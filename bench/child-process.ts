@@ -23,7 +23,7 @@ export interface ChildBundles {
   /** The extension host stand-in (bench/children/extension-host-child.ts) and the bridge's worker it starts. */
   extensionHost: string;
   bridgeWorker: string;
-  /** The soak test's bridge process (test/load/soak-bridge-child.ts), for target 4's load. */
+  /** The soak test's bridge process (harness/soak-bridge-child.ts), for target 4's load. */
   soakBridge: string;
 }
 
@@ -91,7 +91,7 @@ export async function bundleChildren(): Promise<ChildBundles> {
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/floor-child.ts')], outfile: bundles.floor }),
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, 'children/extension-host-child.ts')], outfile: bundles.extensionHost }),
     esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, '../src/server/bridge-worker-entry.ts')], outfile: bundles.bridgeWorker }),
-    esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, '../test/load/soak-bridge-child.ts')], outfile: bundles.soakBridge }),
+    esbuild.build({ ...common, entryPoints: [resolve(BENCH_DIRECTORY, '../harness/soak-bridge-child.ts')], outfile: bundles.soakBridge }),
   ]);
   // As scripts/build.mjs leaves dist/: ASCII, so V8 holds each source as one byte per character.
   for (const bundle of Object.values(bundles)) makeBundleAscii(bundle);

@@ -6,7 +6,7 @@
 import { resolveBridgeOptions } from '../src/core/bridge-options.ts';
 import { createGrammarCache } from '../src/core/grammar/grammar-cache.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../src/core/lower/convert-responses-request-to-chat-request.ts';
-import { encodeChatRequest, parseRequestBody } from '../src/core/outbound-encoding.ts';
+import { encodeChatRequest, parseRequestBody } from '../src/core/outbound/outbound-encoding.ts';
 import { parseJson } from '../src/core/parse-json.ts';
 import { encodeSseEvent } from '../src/core/sse/sse-encoder.ts';
 import { ChatSsePump } from '../src/core/stream/chat-sse-pump.ts';

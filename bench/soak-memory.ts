@@ -2,8 +2,8 @@
  * Target 4 ("the bridge's RSS stays ≤ 120 MB through the soak test's load") in the bench, in two loads,
  * and what the young-generation GCs move to the old generation of an ended exchange:
  *
- * - The soak test's own: the soak's bridge process (test/load/soak-bridge-child.ts, as the soak test
- *   starts it) and its 16 sessions with every scenario, faults included (test/load/soak-sessions.ts),
+ * - The soak test's own: the soak's bridge process (harness/soak-bridge-child.ts, as the soak test
+ *   starts it) and its 16 sessions with every scenario, faults included (harness/soak-sessions.ts),
  *   for the same 20 s after the same warm-up, so the bench reads what the soak test asserts. Each
  *   turn is checked as in the test; a turn that ends otherwise fails the row.
  * - A harder reference beside the bare hop: the same sessions sending only the scenarios a bare hop
@@ -23,11 +23,11 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'undici';
-import { createRandom } from '../test/support/deterministic-random.ts';
-import { disconnectAndWait, forkSoakBridge, readyUrl, startSoakBackend } from '../test/load/soak-backend.ts';
-import type { GcProfileMessage } from '../test/load/soak-bridge-child.ts';
-import { CHECKS, DEFAULT_SEED, exchange, runSessions as runSoakSessions, SESSIONS, warmUp } from '../test/load/soak-sessions.ts';
-import { createRequestBody, pickScenario, SCENARIO_WEIGHTS, type Scenario } from '../test/load/soak-workload.ts';
+import { createRandom } from '../harness/deterministic-random.ts';
+import { disconnectAndWait, forkSoakBridge, readyUrl, startSoakBackend } from '../harness/soak-backend.ts';
+import type { GcProfileMessage } from '../harness/soak-bridge-child.ts';
+import { CHECKS, DEFAULT_SEED, exchange, runSessions as runSoakSessions, SESSIONS, warmUp } from '../harness/soak-sessions.ts';
+import { createRequestBody, pickScenario, SCENARIO_WEIGHTS, type Scenario } from '../harness/soak-workload.ts';
 import { readProcessStatus, resetPeakResident, startChild, type ChildBundles } from './child-process.ts';
 import { lowerRequestBody } from './core-conversion.ts';
 import { formatMegabytes, type ReportRow } from './report.ts';

@@ -3,12 +3,13 @@
  * with apply_patch's Lark grammar, a few turns of history) and long sessions of 2 MB and 10 MB built
  * from the same kind of turns. Everything is deterministic so runs compare.
  */
-import { readCapture } from '../test/support/bridge-harness.ts';
-import { createRandom } from '../test/support/deterministic-random.ts';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createRandom } from '../harness/deterministic-random.ts';
 import { encodeAnswerMarker, type AnswerName } from './answers.ts';
 
-/** Codex 0.171 with apply_patch as a free-form tool: real tools, grammar and metadata. */
-const BASE_CAPTURE = 'b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req2.json';
+/** Codex 0.171 with apply_patch as a free-form tool: real tools, grammar and metadata (a recording under test/fixtures/captures). */
+const BASE_CAPTURE = resolve(__dirname, '../test/fixtures/captures/b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req2.json');
 /** The captured base prompt was replaced by a placeholder naming its length. */
 const BASE_PROMPT_CHARACTERS = 16_979;
 
@@ -135,7 +136,7 @@ function finish(label: string, body: JsonObject): BenchRequest {
  * to its real length, three turns of history and the new user message carrying the answer marker.
  */
 export function createCodexRequest(options: { targetBytes: number; label: string; answer: AnswerName; stream: boolean }): BenchRequest {
-  const capture = readCapture(BASE_CAPTURE);
+  const capture = JSON.parse(readFileSync(BASE_CAPTURE, 'utf8')) as JsonObject;
   const random = createRandom(7);
   const captured = capture.input as JsonObject[];
   const [, ...contextMessages] = captured.filter((item) => item.type === 'message');

@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { ExchangeStartEvent, TrafficEvent } from '../src/core/traffic-event.ts';
+import type { ExchangeStartEvent, TrafficEvent } from '../src/core/traffic/traffic-event.ts';
 import type { ResponsesOutputItem } from '../src/core/responses/responses-output.ts';
 import type { BridgeWarning } from '../src/core/warnings.ts';
 import { engineProfiles, isEngineProfile } from '../mock-backend/profiles.ts';
@@ -27,7 +27,7 @@ import {
   messageText,
   startE2eSession,
   type CodexJsonEvent,
-} from '../test/e2e/codex/codex-session.ts';
+} from '../harness/codex-session.ts';
 
 const USAGE = `usage: npm run demo [-- --profile <${engineProfiles.join('|')}>] [-- --keep] [-- --payloads]
   --profile   engine the mock backend imitates (default vllm-qwen3coder)

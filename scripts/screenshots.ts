@@ -30,8 +30,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startMockBackend, type MockBackend } from '../mock-backend/create-mock-backend.ts';
 import { isRecord } from '../mock-backend/python-text.ts';
 import { loadMockScript } from '../mock-backend/script.ts';
-import { checkCodexAvailability } from '../test/e2e/codex/codex-session.ts';
-import { CHROMIUM_ARGUMENTS, printLogTail, runPaletteCommand, startCodeServer, type CodeServer } from '../test/vscode/code-server-harness.ts';
+import { checkCodexAvailability, WITHOUT_CODEX_SANDBOX } from '../harness/codex-session.ts';
+import { CHROMIUM_ARGUMENTS, printLogTail, runPaletteCommand, startCodeServer, type CodeServer } from '../harness/code-server-harness.ts';
 
 const repositoryRoot = resolve(__dirname, '..');
 const output = resolve(process.env.FREEFORM_BRIDGE_SCREENSHOTS_DIR ?? join(repositoryRoot, 'docs', 'images'));
@@ -146,8 +146,7 @@ async function runCodex(workspace: string, codexHome: string): Promise<void> {
   const environment: NodeJS.ProcessEnv = { ...process.env, CODEX_HOME: codexHome };
   delete environment.OPENAI_API_KEY;
   delete environment.OPENAI_BASE_URL;
-  // Root in a container has no working sandbox; the pictures are about the bridge, not the sandbox.
-  const transcript = await run(binary, ['exec', '-p', 'freeform-bridge', '--dangerously-bypass-approvals-and-sandbox', PROMPT], 'codex exec', { cwd: workspace, env: environment, allowFailure: true });
+  const transcript = await run(binary, ['exec', '-p', 'freeform-bridge', ...WITHOUT_CODEX_SANDBOX, PROMPT], 'codex exec', { cwd: workspace, env: environment, allowFailure: true });
   if (!existsSync(join(workspace, 'greet.sh'))) throw new Error(`codex exec did not finish the session (no greet.sh):\n${transcript.slice(-3_000)}`);
 }
 

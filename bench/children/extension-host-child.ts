@@ -13,10 +13,10 @@ import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'n
 import { parseArgs } from 'node:util';
 import type { Logger } from '../../src/core/logger.ts';
 import { redactSecrets } from '../../src/core/redact-secrets.ts';
-import { encodeStartEvent } from '../../src/core/chat-request-fragments.ts';
-import type { BridgeTrafficEvent, TrafficEvent } from '../../src/core/traffic-event.ts';
+import type { TrafficEvent } from '../../src/core/traffic/traffic-event.ts';
 import { TrafficStore } from '../../src/extension/traffic-store.ts';
 import { startBridgeInWorker } from '../../src/server/start-bridge-in-worker.ts';
+import { encodeStartEvent, type BridgeTrafficEvent } from '../../src/server/start-event-encoding.ts';
 import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
 import type { ChildMessage, ParentMessage } from '../child-protocol.ts';
 import { serveParent } from './serve-parent.ts';

@@ -1,5 +1,5 @@
-import { addCallOutcomeCounts, countCallOutcomes, emptyCallOutcomeCounts, formatCallOutcomeLine, type CallOutcomeCounts } from '../core/call-outcome-tally.ts';
-import type { TrafficListener } from '../core/traffic-event.ts';
+import { addCallOutcomeCounts, countCallOutcomes, emptyCallOutcomeCounts, formatCallOutcomeLine, type CallOutcomeCounts } from '../core/traffic/call-outcome-tally.ts';
+import type { TrafficListener } from '../core/traffic/traffic-event.ts';
 
 /**
  * The terminal's per-model tally: after each round trip with tool calls, the running counts for its

@@ -1,6 +1,6 @@
-import { formatClockTime, formatRoundTripLine, formatWarningLine, type RoundTripStart } from '../core/round-trip-line.ts';
+import { formatClockTime, formatRoundTripLine, formatWarningLine, type RoundTripStart } from './round-trip-line.ts';
 import type { TerminalLine } from '../core/terminal-text.ts';
-import type { TrafficListener } from '../core/traffic-event.ts';
+import type { TrafficListener } from '../core/traffic/traffic-event.ts';
 
 export interface LiveViewOptions {
   /** Writes one line (without its newline), through the terminal writer. */

@@ -45,7 +45,7 @@ export interface BridgeOptions {
    * Also apply the risky repairs to a lifted free-form input (a missing final newline or
    * `*** End Patch` added, prose around one patch dropped, other heredoc forms) when that makes it
    * match the grammar and, for a patch, Codex's parser; always with a `grammar_repaired` warning.
-   * The safe patch rescues (lift/rescue-apply-patch.ts) apply whatever this says.
+   * The safe patch rescues (apply-patch/rescue-apply-patch.ts) apply whatever this says.
    */
   grammarRepair: boolean;
   /** Append a short valid example payload to the descriptions of `apply_patch` and `exec`, for small models. */

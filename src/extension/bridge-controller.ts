@@ -1,6 +1,6 @@
 import { describeInvalidBackendUrl } from '../core/backend-url.ts';
 import type { Logger } from '../core/logger.ts';
-import type { BridgeTrafficEvent } from '../core/traffic-event.ts';
+import type { BridgeTrafficEvent } from '../server/start-event-encoding.ts';
 import { checkBridgeIdentity } from '../server/bridge-sharing-client.ts';
 import { followBridgeTrafficInWorker, startBridgeInWorker, type WorkerBridge, type WorkerTrafficFollower } from '../server/start-bridge-in-worker.ts';
 import type { BridgeSettings } from './settings.ts';

@@ -2,7 +2,7 @@ import type * as vscode from 'vscode';
 import type { Logger } from '../core/logger.ts';
 import type { BridgeController } from './bridge-controller.ts';
 import type { BridgeSecrets } from './bridge-secrets.ts';
-import type { LastCodexConfigWrite } from './commands/write-codex-config.ts';
+import type { CodexToolSurface } from '../core/model-catalog/model-catalog-entry.ts';
 
 /** What activate() builds once and the commands and listeners share. */
 export interface ExtensionServices {
@@ -18,6 +18,12 @@ export interface ExtensionServices {
 }
 
 /** What the last Write Codex Config wrote: a port change rewrites the same files. */
+export interface LastCodexConfigWrite {
+  model: string;
+  toolSurface: CodexToolSurface;
+  alsoForCodexExtension: boolean;
+}
+
 const LAST_CODEX_CONFIG_WRITE_KEY = 'freeformBridge.lastCodexConfigWrite';
 
 export function lastCodexConfigWriteMemory(context: vscode.ExtensionContext): { get(): LastCodexConfigWrite | undefined; set(value: LastCodexConfigWrite): PromiseLike<void> } {

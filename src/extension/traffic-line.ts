@@ -1,4 +1,4 @@
-import type { ExchangeEndEvent, ExchangeRejectedEvent } from '../core/traffic-event.ts';
+import type { ExchangeEndEvent, ExchangeRejectedEvent } from '../core/traffic/traffic-event.ts';
 
 /**
  * One plain-text line per finished exchange, for the status bar tooltip and the extension's test

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import * as vscode from 'vscode';
 import { redactSecrets, redactSecretsInValue } from '../core/redact-secrets.ts';
 import type { Logger } from '../core/logger.ts';
-import type { BridgeTrafficEvent } from '../core/traffic-event.ts';
+import type { BridgeTrafficEvent } from '../server/start-event-encoding.ts';
 import { parseWebviewToHostMessage, WEBVIEW_IDENTIFIER_FIELDS, type BodyReference, type HostToWebviewMessage, type WebviewToHostMessage } from '../shared/webview-protocol.ts';
 import type { BridgeController } from './bridge-controller.ts';
 import { renderCurlCommand, renderJsonLines } from './traffic-panel-export.ts';

@@ -1,6 +1,5 @@
-import { decodeFragment } from '../core/chat-request-fragments.ts';
-import type { EncodedChatRequest, EncodedFragment } from '../core/traffic-event.ts';
 import { isPlainObject, parseJson } from '../core/parse-json.ts';
+import { decodeFragment, type EncodedFragment, type EncodedRequestParts } from '../server/start-event-encoding.ts';
 
 /*
  * The lowered requests of a session, each shared part kept once. Codex resends the whole
@@ -74,7 +73,7 @@ export class RequestPool {
   }
 
   /** A request as the worker thread encoded it: its parts were redacted there; only unknown ones are copied. */
-  storeEncoded(request: EncodedChatRequest): StoredRequest {
+  storeEncoded(request: EncodedRequestParts): StoredRequest {
     const keyOf = (fragment: EncodedFragment): string => fragment.hash;
     const parts = request.tools === null ? request.messages : [...request.messages, request.tools];
     const fresh = new Map<string, EncodedFragment>();

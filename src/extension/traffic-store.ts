@@ -1,7 +1,7 @@
 import { DEFAULT_TRAFFIC_BUFFER_SIZE, MAX_TRAFFIC_BUFFER_SIZE, MIN_TRAFFIC_BUFFER_SIZE } from '../core/defaults.ts';
-import type { BridgeTrafficEvent, EncodedExchangeStartEvent } from '../core/traffic-event.ts';
 import type { ResponsesOutputItem } from '../core/responses/responses-output.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
+import type { BridgeTrafficEvent, EncodedExchangeStartEvent } from '../server/start-event-encoding.ts';
 import type { BodyContent, BodyReference, ExchangeDetail, ExchangeSummary, TrafficStats } from '../shared/webview-protocol.ts';
 import { estimateItemBytes, estimateWarningBytes, redactItem, toJsonText, type ExchangeRecord } from './traffic-record.ts';
 import { toBodyContent, toCopyText, toDocumentText, toExchangeDetail, toExportValue } from './traffic-record-views.ts';

@@ -1,6 +1,6 @@
-import { countCallOutcomes, emptyCallOutcomeCounts } from '../core/call-outcome-tally.ts';
+import { countCallOutcomes, emptyCallOutcomeCounts } from '../core/traffic/call-outcome-tally.ts';
 import type { ResponsesOutputItem } from '../core/responses/responses-output.ts';
-import { UNLABELLED_ROUND_TRIP } from '../core/round-trip-label.ts';
+import { UNLABELLED_ROUND_TRIP } from '../core/traffic/round-trip-label.ts';
 import type { BridgeWarning, WarningKind } from '../core/warnings.ts';
 import type { ExchangeSummary } from '../shared/webview-protocol.ts';
 

@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as z from '../core/schema/zod.ts';
 import { parseJson } from '../core/parse-json.ts';
 import { SseDecoder } from '../core/sse/sse-decoder.ts';
-import type { TrafficEvent } from '../core/traffic-event.ts';
+import type { TrafficEvent } from '../core/traffic/traffic-event.ts';
 import { readBoundedResponseText } from './read-bounded-response.ts';
 import { BRIDGE_IDENTITY_PATH, BRIDGE_NAME, BRIDGE_TRAFFIC_PATH, computeIdentityProof, type BridgeIdentity } from './bridge-sharing-routes.ts';
 import { withTimeLimit } from './time-limit.ts';

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { InvalidRequestError } from '../core/errors.ts';
 import { encodeSseComment, encodeSseEvent } from '../core/sse/sse-encoder.ts';
-import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
+import type { TrafficEvent, TrafficListener } from '../core/traffic/traffic-event.ts';
 
 /**
  * Every VS Code window runs the extension in its own extension host, but Codex's config names one

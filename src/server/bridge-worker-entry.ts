@@ -1,10 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeStartEvent } from '../core/chat-request-fragments.ts';
 import type { Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import type { TrafficEvent } from '../core/traffic-event.ts';
+import type { TrafficEvent } from '../core/traffic/traffic-event.ts';
 import { followBridgeTraffic } from './bridge-sharing-client.ts';
 import type { BridgeWorkerData, HostToWorkerMessage, LogLevel, WorkerToHostMessage } from './bridge-worker-protocol.ts';
+import { encodeStartEvent } from './start-event-encoding.ts';
 import { startBridgeServer, type RunningBridge } from './start-server.ts';
 
 /*

@@ -1,6 +1,6 @@
 import type { BridgeOptions } from '../core/bridge-options.ts';
 import type { GrammarEnforcementSetting } from './grammar-enforcement.ts';
-import type { BridgeTrafficEvent } from '../core/traffic-event.ts';
+import type { BridgeTrafficEvent } from './start-event-encoding.ts';
 
 /*
  * Messages between the bridge's worker thread (bridge-worker-entry.ts) and the thread that started it

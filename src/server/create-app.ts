@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
-import type { TrafficListener } from '../core/traffic-event.ts';
+import type { TrafficListener } from '../core/traffic/traffic-event.ts';
 import { createErrorMiddleware, reportRejectedExchange } from './error-middleware.ts';
 import { sendFailure } from './failure-map.ts';
 import { CODEX_MODEL_CATALOG_PATH } from '../core/model-catalog/model-catalog-entry.ts';

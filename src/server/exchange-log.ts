@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import type { Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import type { ExchangeStartEvent, TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
+import type { ExchangeStartEvent, TrafficEvent, TrafficListener } from '../core/traffic/traffic-event.ts';
 
 /**
  * Lines waiting for the disk may take this much memory; past it, lines are dropped and counted, and a

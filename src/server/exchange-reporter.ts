@@ -1,9 +1,10 @@
 import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
 import type { LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
-import type { EncodedChatRequest } from '../core/outbound-encoding.ts';
+import type { EncodedChatRequest } from '../core/outbound/outbound-encoding.ts';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
-import type { RoundTripLabel } from '../core/round-trip-label.ts';
-import { SENT_REQUEST_PARTS, type ChatRequestParts, type ExchangeOutcome, type ExchangeStartEvent, type TrafficListener } from '../core/traffic-event.ts';
+import type { RoundTripLabel } from '../core/traffic/round-trip-label.ts';
+import type { ChatRequestParts } from '../core/outbound/chat-request-parts.ts';
+import { SENT_REQUEST_PARTS, type ExchangeOutcome, type ExchangeStartEvent, type TrafficListener } from '../core/traffic/traffic-event.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
 
 /** What the reporter reads from the stream translator: its warnings so far and its final response. */

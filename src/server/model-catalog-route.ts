@@ -6,7 +6,7 @@ import { InvalidRequestError, UpstreamConnectionError, UpstreamHttpError } from 
 import type { Logger } from '../core/logger.ts';
 import { sendFailure } from './failure-map.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import type { TrafficListener } from '../core/traffic-event.ts';
+import type { TrafficListener } from '../core/traffic/traffic-event.ts';
 import { discoverBackendModels, type BackendModelFacts } from './backend-models.ts';
 import { reportRejectedExchange } from './error-middleware.ts';
 import type { UpstreamClient } from './upstream-client.ts';

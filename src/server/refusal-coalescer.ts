@@ -1,4 +1,4 @@
-import type { ExchangeRejectedEvent, TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
+import type { ExchangeRejectedEvent, TrafficEvent, TrafficListener } from '../core/traffic/traffic-event.ts';
 
 /**
  * Refused requests, reported once per cause and interval. A process hammering the bridge without the

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { InvalidRequestError } from '../core/errors.ts';
-import { parseRequestBody, type ParsedRequestBody } from '../core/outbound-encoding.ts';
+import { parseRequestBody, type ParsedRequestBody } from '../core/outbound/outbound-encoding.ts';
 import { exceedsJsonNestingDepth } from '../core/parse-json.ts';
 
 /**

@@ -5,15 +5,15 @@ import { createItemId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
 import { classifyEngineRefusal } from '../core/engine-error.ts';
-import type { LargeStringTable } from '../core/large-json-strings.ts';
+import { withoutEnginePatterns } from '../core/lower/lower-tools.ts';
+import { encodeChatRequest, type LargeStringTable } from '../core/outbound/outbound-encoding.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import { encodeChatRequest } from '../core/outbound-encoding.ts';
 import type { ResponsesStreamEvent } from '../core/responses/responses-output.ts';
-import { labelRoundTrip, type RoundTripLabel } from '../core/round-trip-label.ts';
+import { labelRoundTrip, type RoundTripLabel } from '../core/traffic/round-trip-label.ts';
 import { ChatStreamTranslator } from '../core/stream/chat-stream-to-responses-events.ts';
 import { ChatSsePump, liftJsonCompletion } from '../core/stream/chat-sse-pump.ts';
-import type { TrafficListener } from '../core/traffic-event.ts';
-import { createWarning, createWarningLedger, type WarningLedger } from '../core/warnings.ts';
+import type { TrafficListener } from '../core/traffic/traffic-event.ts';
+import { createWarning, type WarningLedger } from '../core/warnings.ts';
 import { ExchangeReporter } from './exchange-reporter.ts';
 import { isPatternRefusal, type GrammarEnforcementRegistry } from './grammar-enforcement.ts';
 import { answerFailure, type Failure, type HttpAnswer, type StreamFailure } from './failure-map.ts';
@@ -95,16 +95,9 @@ function headerOf(response: UpstreamResponse, name: string): string | null {
 export type ResponsesExchange = (body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals) => Promise<void>;
 
 export function createResponsesExchange(dependencies: ResponsesExchangeDependencies): ResponsesExchange {
-  return async function runExchange(body, request, response, locals) {
-    const exchange = startExchange(dependencies, body, request, response, locals);
-    // The request is on its way (undici holds its body): the parsed body, its lowered copy and a large
-    // body's bytes must not stay reachable from this frame while the generation goes on, possibly for
-    // minutes, or a 10 MB history stays in memory that long. Only a traffic listener that reads the
-    // request keeps it, for as long as it keeps the start event.
-    body = undefined;
-    locals.largeStrings = undefined;
-    await exchange.run();
-  };
+  // Returned, not awaited: no frame of this function stays suspended through the generation, which may
+  // last minutes, so nothing here keeps the parsed body alive once the request is on its way.
+  return (body, request, response, locals) => startExchange(dependencies, body, request, response, locals).run();
 }
 
 /** Lowers, sends the request and reports its start; every local of it is gone once it returns. */
@@ -119,17 +112,18 @@ function startExchange(dependencies: ResponsesExchangeDependencies, body: unknow
   const requestedModel = baseOptions.modelOverride ?? (typeof (body as { model?: unknown } | null)?.model === 'string' ? (body as { model: string }).model : '');
   const options = registry ? registry.optionsFor(baseOptions, requestedModel) : baseOptions;
   const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache });
+  // Taken, not shared: the exchange alone carries the long strings on, in what it encodes and reports.
   const largeStrings = locals.largeStrings ?? null;
+  delete locals.largeStrings;
   // Only while a pattern goes out: an engine that refuses it gets the same request once more without
-  // it. The closure keeps the parsed body for the length of the exchange, the price of that retry.
+  // it, the lowered request with its patterns stripped (the per-tool line that now says "checked after
+  // generation" is left for the next exchange to show).
+  const { chatRequest: sentRequest, toolMap } = lowered;
   const retryWithoutPattern =
     registry && options.grammarEnforcement.enforced
       ? (refusal: string): string | Uint8Array => {
           registry.refuse(requestedModel, refusal);
-          // A ledger of its own: this exchange's warnings are reported already, so the per-tool line that
-          // now says "checked after generation" is left for the next exchange to show.
-          const plain = convertResponsesRequestToChatRequest(body, registry.optionsFor(baseOptions, requestedModel), createWarningLedger(), { grammarCache: dependencies.grammarCache });
-          return encodeChatRequest(plain.chatRequest, { byParts: false, largeStrings }).body;
+          return encodeChatRequest(withoutEnginePatterns(sentRequest, toolMap), { byParts: false, largeStrings }).body;
         }
       : null;
   const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair, retryWithoutPattern });

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { createSilentLogger, type Logger } from '../core/logger.ts';
-import type { BridgeTrafficEvent, BridgeTrafficListener } from '../core/traffic-event.ts';
+import type { BridgeTrafficEvent, BridgeTrafficListener } from './start-event-encoding.ts';
 import type { TrafficFollower } from './bridge-sharing-client.ts';
 import type { BridgeWorkerData, BridgeWorkerSecrets, HostToWorkerMessage, WorkerToHostMessage } from './bridge-worker-protocol.ts';
 import type { BridgeServerConfig, RunningBridge } from './start-server.ts';
@@ -12,7 +12,7 @@ import type { BridgeServerConfig, RunningBridge } from './start-server.ts';
  * host's one thread: a bridge there would hold it for hundreds of milliseconds per turn of a long
  * session. In a worker, the host's thread only receives the traffic: deltas and ends as they are,
  * and each start's lowered request as one transferred buffer of redacted parts that the traffic
- * store looks up by hash (chat-request-fragments.ts). A window that follows another window's
+ * store looks up by hash (start-event-encoding.ts). A window that follows another window's
  * bridge reads that bridge's traffic stream in such a worker too.
  */
 

@@ -8,7 +8,7 @@ import { resolveBridgeOptions, type BridgeOptions } from '../core/bridge-options
 import { BACKEND_WAIT_NOTICE_SECONDS, DEFAULT_COMMIT_GRACE_MS, DEFAULT_KEEPALIVE_SECONDS, DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS } from '../core/defaults.ts';
 import { createSilentLogger, type Logger } from '../core/logger.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
-import type { TrafficEvent, TrafficListener } from '../core/traffic-event.ts';
+import type { TrafficEvent, TrafficListener } from '../core/traffic/traffic-event.ts';
 import { createWarningLedger } from '../core/warnings.ts';
 import { createGrammarCache } from '../core/grammar/grammar-cache.ts';
 import { createBridgeRequestHandler } from './create-app.ts';

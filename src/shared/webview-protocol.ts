@@ -1,9 +1,9 @@
 import * as z from '../core/schema/zod.ts';
-import type { RoundTripKind, RoundTripLabel } from '../core/round-trip-label.ts';
+import type { RoundTripKind, RoundTripLabel } from '../core/traffic/round-trip-label.ts';
 
 /** Re-exported for the webview, which may import only this protocol (and only its types). */
 export type { RoundTripKind, RoundTripLabel };
-import type { ExchangeOutcome } from '../core/traffic-event.ts';
+import type { ExchangeOutcome } from '../core/traffic/traffic-event.ts';
 import type { WarningKind } from '../core/warnings.ts';
 
 /*

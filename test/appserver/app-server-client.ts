@@ -6,7 +6,7 @@
  * `trackAppServers()` closes whatever a test left open, on every path.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { checkCodexAvailability } from '../e2e/codex/codex-session.ts';
+import { checkCodexAvailability } from '../../harness/codex-session.ts';
 import { trackProcessGroup } from '../support/cleanup.ts';
 
 export interface JsonRpcMessage {

@@ -2,7 +2,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chatRequests, codexSuiteTitle, loweredTool } from '../e2e/codex/codex-session.ts';
+import { chatRequests, codexSuiteTitle, loweredTool } from '../../harness/codex-session.ts';
 import { textInput, trackAppServers, type AppServer } from './app-server-client.ts';
 import { IDE_MODEL, IDE_PROVIDER_ID, startIdeSetup, type IdeSetup } from './ide-setup.ts';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createToolCallId } from '../../mock-backend/prepare-turn.ts';
-import { chatRequests, codexSuiteTitle, loweredToolNames, replayedCalls, replayedOutputs } from '../e2e/codex/codex-session.ts';
+import { chatRequests, codexSuiteTitle, loweredToolNames, replayedCalls, replayedOutputs } from '../../harness/codex-session.ts';
 import { textInput, trackAppServers } from './app-server-client.ts';
 import { IDE_MODEL, IDE_PROVIDER_ID, startIdeSetup } from './ide-setup.ts';
 

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { createToolCallId } from '../../mock-backend/prepare-turn.ts';
-import { chatRequests, codexSuiteTitle, lastMessage, loweredTool, replayedCalls, replayedOutputs } from '../e2e/codex/codex-session.ts';
+import { chatRequests, codexSuiteTitle, lastMessage, loweredTool, replayedCalls, replayedOutputs } from '../../harness/codex-session.ts';
 import { textInput, trackAppServers, type AppServer } from './app-server-client.ts';
 import { IDE_MODEL, IDE_PROVIDER_ID, startIdeSetup, USER_CONFIG } from './ide-setup.ts';
 

@@ -1,7 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestWindow } from '../support/window-controller.ts';
-import { chatRequests, codexSuiteTitle } from '../e2e/codex/codex-session.ts';
+import { chatRequests, codexSuiteTitle } from '../../harness/codex-session.ts';
 import { textInput, trackAppServers } from './app-server-client.ts';
 import { IDE_MODEL, IDE_PROVIDER_ID, startIdeSetup } from './ide-setup.ts';
 

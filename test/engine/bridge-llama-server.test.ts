@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { classifyEngineRefusal } from '../../src/core/engine-error.ts';
 import { mapFailureToHttp } from '../../src/server/failure-map.ts';
-import type { ExchangeStartEvent } from '../../src/core/traffic-event.ts';
+import type { ExchangeStartEvent } from '../../src/core/traffic/traffic-event.ts';
 import { postResponses, readCapture, readSseEvents, startTestBridge, type StartedBridge } from '../support/bridge-harness.ts';
 import { assertCodexAcceptsStream } from '../support/codex-stream-oracle.ts';
 import { jsonError, runExchange, type CodexOutcome, type ObservedExchange } from '../support/exchange-outcome.ts';

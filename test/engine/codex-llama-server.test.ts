@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ExchangeStartEvent } from '../../src/core/traffic-event.ts';
+import type { ExchangeStartEvent } from '../../src/core/traffic/traffic-event.ts';
 import {
   checkCodexAvailability,
   codexSuiteTitle,
@@ -12,7 +12,7 @@ import {
   startCodexBridgeSession,
   unexpectedWarnings,
   type CodexBridgeSession,
-} from '../e2e/codex/codex-session.ts';
+} from '../../harness/codex-session.ts';
 import { findEngineKit, reportMissingEngineKit, startLlamaServer, TOOL_CALL_FORMATS, type RunningLlamaServer } from './llama-server.ts';
 
 /**

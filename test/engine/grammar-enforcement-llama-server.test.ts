@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileGrammar } from '../../src/core/grammar/compile-grammar.ts';
 import type { Logger } from '../../src/core/logger.ts';
-import type { ExchangeStartEvent } from '../../src/core/traffic-event.ts';
+import type { ExchangeStartEvent } from '../../src/core/traffic/traffic-event.ts';
 import { readCapture, startTestBridge, type StartedBridge } from '../support/bridge-harness.ts';
 import { assertCodexAcceptsStream } from '../support/codex-stream-oracle.ts';
 import { runExchange, type CodexOutcome, type ObservedExchange } from '../support/exchange-outcome.ts';

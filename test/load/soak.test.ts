@@ -8,10 +8,10 @@ import { runInNewContext } from 'node:vm';
 import { build } from 'esbuild';
 import { makeBundleAscii } from '../../scripts/ascii-bundle.mjs';
 import { Agent, request } from 'undici';
-import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic-event.ts';
+import type { ExchangeOutcome, TrafficEvent } from '../../src/core/traffic/traffic-event.ts';
 import { startBridgeServer, type RunningBridge } from '../../src/server/start-server.ts';
-import { disconnectAndWait, forkSoakBridge, readyUrl, startSoakBackend } from './soak-backend.ts';
-import { DEFAULT_SEED, runSessions, SESSIONS, warmUp } from './soak-sessions.ts';
+import { disconnectAndWait, forkSoakBridge, readyUrl, startSoakBackend } from '../../harness/soak-backend.ts';
+import { DEFAULT_SEED, runSessions, SESSIONS, warmUp } from '../../harness/soak-sessions.ts';
 import { makeTempDir, trackChild } from '../support/cleanup.ts';
 
 /*
@@ -94,7 +94,7 @@ function megabytes(bytes: number): string {
 /** The bridge in a process of its own (soak-bridge-child.ts), bundled like dist/cli.js: what it holds is the bridge's as a user runs it, without a TypeScript loader. */
 async function forkBridgeProcess(backendUrl: string): Promise<ChildProcess> {
   const bundle = join(makeTempDir('freeform-bridge-soak-child-'), 'soak-bridge-child.cjs');
-  await build({ entryPoints: [resolve(process.cwd(), 'test/load/soak-bridge-child.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
+  await build({ entryPoints: [resolve(process.cwd(), 'harness/soak-bridge-child.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
   makeBundleAscii(bundle);
   return trackChild(forkSoakBridge(bundle, backendUrl));
 }

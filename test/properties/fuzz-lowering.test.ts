@@ -7,7 +7,7 @@ import { resolveBridgeOptions, type BridgeOptions } from '../../src/core/bridge-
 import type { ChatRequest } from '../../src/core/chat/chat-completions-api.ts';
 import { BridgeError } from '../../src/core/errors.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../../src/core/lower/convert-responses-request-to-chat-request.ts';
-import { encodeChatRequest } from '../../src/core/outbound-encoding.ts';
+import { encodeChatRequest } from '../../src/core/outbound/outbound-encoding.ts';
 import { MAX_WIRE_NAME_LENGTH } from '../../src/core/tool-map.ts';
 import { createWarningLedger } from '../../src/core/warnings.ts';
 import { validateChatRequestForVllm } from '../../mock-backend/vllm-chat-validator.ts';

@@ -14,7 +14,7 @@ import { listRepositoryFiles, REPOSITORY_ROOT } from '../support/repository-file
  * named, so they may stay.
  */
 const repositoryRoot = REPOSITORY_ROOT;
-const SCANNED_FOLDERS = ['src', 'test', 'bench', 'scripts', 'media'];
+const SCANNED_FOLDERS = ['src', 'test', 'harness', 'bench', 'scripts', 'media'];
 const SKIPPED_FOLDERS = new Set([join('test', 'fixtures'), join('bench', 'results'), 'node_modules']);
 const SHELL_EXTENSIONS = /\.sh$/;
 const SCANNED_NAMES = /\.(ts|mts|cts|js|mjs|cjs|sh)$/;

@@ -63,6 +63,15 @@ describe('lint: layer rules', () => {
     await assertRefused('src/shared/x.ts', "import { startBridgeServer } from '../server/start-server.ts';\nexport const a = startBridgeServer;\n", /src\/shared may import only src\/core/);
   });
 
+  it('bench/, scripts/ and harness/ never import the tests', async () => {
+    for (const filePath of ['bench/x.ts', 'bench/children/x.ts', 'scripts/x.ts', 'harness/x.ts']) {
+      const up = filePath.split('/').length === 3 ? '../../' : '../';
+      await assertRefused(filePath, `import { trackChild } from '${up}test/support/cleanup.ts';\nexport const a = trackChild;\n`, /must not import the tests/);
+    }
+    await assertRefused('scripts/x.mjs', "import { trackChild } from '../test/support/cleanup.ts';\nexport const a = trackChild;\n", /must not import the tests/);
+    await assertAccepted('bench/x.ts', "import { startScriptedBackend } from '../mock-backend/scripted-backend.ts';\nimport { createRandom } from '../harness/deterministic-random.ts';\nexport const a = [startScriptedBackend, createRandom];\n");
+  });
+
   it('media/ imports nothing of the host but the protocol, as types', async () => {
     await assertRefused('media/x.ts', "import { startBridgeServer } from '../src/server/start-server.ts';\nexport const a = startBridgeServer;\n", /media\/ may import only the webview protocol/);
     await assertRefused('media/x.ts', "import { hostMessageSchema } from '../src/shared/webview-protocol.ts';\nexport const a = hostMessageSchema;\n", /as types only/);

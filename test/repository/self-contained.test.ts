@@ -12,7 +12,7 @@ import { listRepositoryFiles, REPOSITORY_ROOT } from '../support/repository-file
  * never through a written path.
  */
 const repositoryRoot = REPOSITORY_ROOT;
-const SCANNED_FOLDERS = ['test', 'bench', 'scripts', '.ci'];
+const SCANNED_FOLDERS = ['test', 'harness', 'bench', 'scripts', '.ci'];
 const SKIPPED_FOLDERS = new Set([join('test', 'fixtures'), 'node_modules']);
 const SCANNED_EXTENSIONS = /\.(ts|mts|cts|js|mjs|cjs|sh|json|yaml|yml)$|^run$/;
 

@@ -43,8 +43,8 @@ describe('unit test names', () => {
   });
 
   it('names the offenders: a test of a missing source, a folder that is no room, a helper file', () => {
-    const exists = (path: string): boolean => path === 'src/core/lift/apply-patch-verdict.ts';
-    assert.deepEqual(findMisplacedUnitTests(['test/unit/core/lift/apply-patch-verdict.test.ts', 'test/unit/core/lift/apply-patch-verdict.corpus.test.ts'], exists), []);
+    const exists = (path: string): boolean => path === 'src/core/apply-patch/apply-patch-verdict.ts';
+    assert.deepEqual(findMisplacedUnitTests(['test/unit/core/apply-patch/apply-patch-verdict.test.ts', 'test/unit/core/apply-patch/apply-patch-verdict.corpus.test.ts'], exists), []);
     assert.deepEqual(
       findMisplacedUnitTests(['test/unit/core/apply-patch-verdict.test.ts', 'test/unit/panel/traffic-store.test.ts', 'test/unit/core/helpers.ts'], exists),
       [

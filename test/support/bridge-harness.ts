@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseJson } from '../../src/core/parse-json.ts';
 import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
-import type { TrafficEvent } from '../../src/core/traffic-event.ts';
+import type { TrafficEvent } from '../../src/core/traffic/traffic-event.ts';
 import { fixturePath } from './fixtures.ts';
 import { startBridgeServer, type BridgeServerConfig, type RunningBridge } from '../../src/server/start-server.ts';
 

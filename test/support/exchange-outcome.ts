@@ -1,4 +1,4 @@
-import type { ExchangeEndEvent, TrafficEvent } from '../../src/core/traffic-event.ts';
+import type { ExchangeEndEvent, TrafficEvent } from '../../src/core/traffic/traffic-event.ts';
 import { postResponses, readSseEvents, type SseExchange } from './bridge-harness.ts';
 
 /**

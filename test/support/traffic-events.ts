@@ -4,10 +4,10 @@
  */
 import type { ChatRequest } from '../../src/core/chat/chat-completions-api.ts';
 import type { ResponsesOutputItem } from '../../src/core/responses/responses-output.ts';
-import type { RoundTripLabel } from '../../src/core/round-trip-label.ts';
-import { encodeStartEvent } from '../../src/core/chat-request-fragments.ts';
-import type { EncodedExchangeStartEvent, ExchangeDeltaEvent, ExchangeEndEvent, ExchangeStartEvent } from '../../src/core/traffic-event.ts';
+import type { RoundTripLabel } from '../../src/core/traffic/round-trip-label.ts';
+import type { ExchangeDeltaEvent, ExchangeEndEvent, ExchangeStartEvent } from '../../src/core/traffic/traffic-event.ts';
 import type { BridgeWarning } from '../../src/core/warnings.ts';
+import { encodeStartEvent, type EncodedExchangeStartEvent } from '../../src/server/start-event-encoding.ts';
 
 export const TURN: RoundTripLabel = { kind: 'turn', agentName: '/root', text: 'turn' };
 

@@ -4,7 +4,7 @@
  * remembered port, as windows share VS Code's global state.
  */
 import { createSilentLogger } from '../../src/core/logger.ts';
-import type { BridgeTrafficEvent } from '../../src/core/traffic-event.ts';
+import type { BridgeTrafficEvent } from '../../src/server/start-event-encoding.ts';
 import { BridgeController, type StartResult } from '../../src/extension/bridge-controller.ts';
 import type { BridgeSettings } from '../../src/extension/settings.ts';
 import { bridgeWorkerScript } from './bridge-worker-script.ts';

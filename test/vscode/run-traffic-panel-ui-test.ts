@@ -23,7 +23,7 @@ import * as esbuild from 'esbuild';
 import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
 import { startMockBackend, type MockBackend } from '../../mock-backend/create-mock-backend.ts';
 import { assertThat, createCheckRecorder, runPhase } from './check-recorder.ts';
-import { CHROMIUM_ARGUMENTS, printLogTail, runPaletteCommand, startCodeServer, type CodeServer } from './code-server-harness.ts';
+import { CHROMIUM_ARGUMENTS, printLogTail, runPaletteCommand, startCodeServer, type CodeServer } from '../../harness/code-server-harness.ts';
 import { CAPTURE_VARIABLE, CONTROL_DIRECTORY_VARIABLE, DONE_FILE, HOSTILE_PATCH, SNAPSHOT_CHECKED_FILE, UI_MARKER, type DriverPhase } from './traffic-panel-ui/markers.ts';
 import { fixturePath } from '../support/fixtures.ts';
 

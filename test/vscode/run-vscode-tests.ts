@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { format } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from './code-server-harness.ts';
+import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from '../../harness/code-server-harness.ts';
 import { startFakeBackend, type FakeBackend } from './suite/fake-backend.ts';
 import { HOSTILE_BACKEND_VARIABLE } from './suite/hostile-workspace.ts';
 import { RESULT_MARKER } from './suite/result-marker.ts';

@@ -23,7 +23,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startFakeBackend, type FakeBackend } from './suite/fake-backend.ts';
 import { createCheckRecorder, runPhase } from './check-recorder.ts';
-import { CHROMIUM_ARGUMENTS, printLogTail, startCodeServer, type CodeServer } from './code-server-harness.ts';
+import { CHROMIUM_ARGUMENTS, printLogTail, runPaletteCommand, startCodeServer, type CodeServer } from '../../harness/code-server-harness.ts';
 
 const workspace = 'test/vscode/fixtures/workspace';
 const keep = process.env.FREEFORM_BRIDGE_VSCODE_KEEP === '1';
@@ -42,16 +42,6 @@ function packageVsix(folder: string): string {
   const result = spawnSync('npm', ['run', '--silent', 'package', '--', '--out', out], { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`npm run package failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
   return out;
-}
-
-async function runPaletteCommand(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 10_000 });
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
-  await page.keyboard.press('Enter');
 }
 
 async function statusBarText(page: Page, pattern: RegExp): Promise<string> {

@@ -60,6 +60,14 @@ export interface CodexProfileOptions {
   displayName?: string;
 }
 
+declare const validBrand: unique symbol;
+
+/**
+ * Options `validateCodexProfileOptions` accepted, normalised (the base URL without a trailing slash,
+ * the display name filled in). The one way to get them is that validator, and everything that renders
+ * or edits a profile asks for them, so options are checked once, where they come in.
+ */
+export type ValidCodexProfileOptions = Readonly<CodexProfileOptions & { displayName: string }> & { readonly [validBrand]: true };
 
 /**
  * The provider id for a profile. Prefixing keeps a profile named `ollama` or `openai` from turning
@@ -96,7 +104,7 @@ export function validateModelName(model: string): void {
 }
 
 /** Validates the options and returns them normalised (base URL without a trailing slash). */
-export function validateCodexProfileOptions(options: CodexProfileOptions): CodexProfileOptions {
+export function validateCodexProfileOptions(options: CodexProfileOptions): ValidCodexProfileOptions {
   const { profile, providerId, model, token, contextWindow } = options;
   if (!NAME_PATTERN.test(profile) || profile.length > MAXIMUM_NAME_LENGTH) {
     throw new InvalidRequestError(
@@ -133,7 +141,7 @@ export function validateCodexProfileOptions(options: CodexProfileOptions): Codex
     // Codex matches the provider's name as well as its id: 'OpenAI' or 'Azure' switch on OpenAI-only code paths.
     throw new InvalidRequestError(`the provider display name must not be '${displayName.trim()}': Codex treats such a provider as OpenAI's own service`, { param: 'displayName' });
   }
-  return { ...options, baseUrl, displayName };
+  return { ...options, baseUrl, displayName } as ValidCodexProfileOptions;
 }
 
 function validateBaseUrl(text: string): string {

@@ -1,7 +1,6 @@
-import { DEFAULT_PROVIDER_DISPLAY_NAME } from '../defaults.ts';
 import { InvalidRequestError } from '../errors.ts';
 import { modelCatalogUrlFor, renderModelCatalogEntry, serializeModelCatalog } from '../model-catalog/model-catalog-entry.ts';
-import { catalogFileNameFor, profileFileNameFor, validateCodexProfileOptions, type CodexProfileOptions } from './codex-profile-options.ts';
+import { catalogFileNameFor, profileFileNameFor, type ValidCodexProfileOptions } from './codex-profile-options.ts';
 import { editTomlText, type TomlEdit } from './toml-edit.ts';
 
 /**
@@ -63,11 +62,11 @@ function setUnlessPresent(existingDocument: Record<string, unknown> | null, tabl
   return typeof present === typeof value ? [] : [{ kind: 'set', table, key, value }];
 }
 
-function createProviderEdits(options: CodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
+function createProviderEdits(options: ValidCodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
   const table = ['model_providers', options.providerId];
   const headers = keepUserHttpHeaders(readTable(existingDocument, [...table, 'http_headers']));
   return [
-    { kind: 'set', table, key: 'name', value: options.displayName ?? DEFAULT_PROVIDER_DISPLAY_NAME },
+    { kind: 'set', table, key: 'name', value: options.displayName },
     { kind: 'set', table, key: 'base_url', value: options.baseUrl },
     { kind: 'set', table, key: 'wire_api', value: 'responses' },
     { kind: 'set', table, key: 'experimental_bearer_token', value: options.token ?? NO_BRIDGE_TOKEN_PLACEHOLDER },
@@ -83,22 +82,21 @@ function createProviderEdits(options: CodexProfileOptions, existingDocument: Rec
  * `model_reasoning_effort` or `model_instructions_file`, comments, extra headers) is kept: re-running
  * the command refreshes the bridge's part and never clobbers the user's.
  */
-export function createCodexProfileEdits(options: CodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
-  const validated = validateCodexProfileOptions(options);
+export function createCodexProfileEdits(options: ValidCodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
   const edits: TomlEdit[] = [
-    { kind: 'set', table: [], key: 'model', value: validated.model },
-    { kind: 'set', table: [], key: 'model_provider', value: validated.providerId },
-    validated.toolSurface === 'functions'
+    { kind: 'set', table: [], key: 'model', value: options.model },
+    { kind: 'set', table: [], key: 'model_provider', value: options.providerId },
+    options.toolSurface === 'functions'
       ? { kind: 'remove', table: [], key: 'model_catalog_json' }
-      : { kind: 'set', table: [], key: 'model_catalog_json', value: catalogFileNameFor(validated.profile) },
+      : { kind: 'set', table: [], key: 'model_catalog_json', value: catalogFileNameFor(options.profile) },
   ];
   // Unknown stays unknown: a value the user typed into the profile is better than none.
-  if (validated.contextWindow !== null) edits.push({ kind: 'set', table: [], key: 'model_context_window', value: validated.contextWindow });
+  if (options.contextWindow !== null) edits.push({ kind: 'set', table: [], key: 'model_context_window', value: options.contextWindow });
   // With the bridge stopped, Codex 0.171 otherwise prints "Reconnecting... waiting for network" and
   // waits forever: a refused loopback connection is not a network coming back. Profile only: in
   // config.toml (--make-default) the feature would change OpenAI's sessions too.
   edits.push(...setUnlessPresent(existingDocument, ['features'], 'unbounded_connection_retries', false));
-  return [...edits, ...createProviderEdits(validated, existingDocument)];
+  return [...edits, ...createProviderEdits(options, existingDocument)];
 }
 
 /**
@@ -110,16 +108,15 @@ export function createCodexProfileEdits(options: CodexProfileOptions, existingDo
  * models too): the provider's `model_catalog_url` gives Codex the bridge's models, their tool surface
  * and context windows, for this provider only.
  */
-export function createMakeDefaultEdits(options: CodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
-  const validated = validateCodexProfileOptions(options);
+export function createMakeDefaultEdits(options: ValidCodexProfileOptions, existingDocument: Record<string, unknown> | null): TomlEdit[] {
   return [
-    { kind: 'set', table: [], key: 'model', value: validated.model },
-    { kind: 'set', table: [], key: 'model_provider', value: validated.providerId },
-    ...createProviderEdits(validated, existingDocument),
+    { kind: 'set', table: [], key: 'model', value: options.model },
+    { kind: 'set', table: [], key: 'model_provider', value: options.providerId },
+    ...createProviderEdits(options, existingDocument),
   ];
 }
 
-function renderProfileHeader(options: CodexProfileOptions): string {
+function renderProfileHeader(options: ValidCodexProfileOptions): string {
   const lines = [
     `# Codex profile written by \`freeform-bridge codex-config\`. Use it with: codex -p ${options.profile}`,
     '# Running the command again updates only the keys it manages (model, model_provider,',
@@ -138,14 +135,13 @@ function renderProfileHeader(options: CodexProfileOptions): string {
 }
 
 /** Renders a fresh profile and, for the free-form surfaces, its model catalog. */
-export function renderCodexProfile(options: CodexProfileOptions): RenderedCodexProfile {
-  const validated = validateCodexProfileOptions(options);
-  const profileText = editTomlText(renderProfileHeader(validated), createCodexProfileEdits(validated, null));
-  const catalogText = validated.toolSurface === 'functions' ? null : renderModelCatalog(validated);
+export function renderCodexProfile(options: ValidCodexProfileOptions): RenderedCodexProfile {
+  const profileText = editTomlText(renderProfileHeader(options), createCodexProfileEdits(options, null));
+  const catalogText = options.toolSurface === 'functions' ? null : renderModelCatalog(options);
   return {
-    profileFileName: profileFileNameFor(validated.profile),
+    profileFileName: profileFileNameFor(options.profile),
     profileText,
-    catalogFileName: catalogText === null ? null : catalogFileNameFor(validated.profile),
+    catalogFileName: catalogText === null ? null : catalogFileNameFor(options.profile),
     catalogText,
   };
 }
@@ -156,15 +152,14 @@ export function renderCodexProfile(options: CodexProfileOptions): RenderedCodexP
  * offers `view_image` only to a model whose entry lists images, so the model is not handed a tool
  * whose result it cannot read.
  */
-export function renderModelCatalog(options: CodexProfileOptions): string {
-  const validated = validateCodexProfileOptions(options);
-  if (validated.toolSurface === 'functions') throw new InvalidRequestError('the functions tool surface needs no model catalog');
+export function renderModelCatalog(options: ValidCodexProfileOptions): string {
+  if (options.toolSurface === 'functions') throw new InvalidRequestError('the functions tool surface needs no model catalog');
   return serializeModelCatalog([
     renderModelCatalogEntry({
-      model: validated.model,
-      displayName: validated.displayName ?? DEFAULT_PROVIDER_DISPLAY_NAME,
-      toolSurface: validated.toolSurface,
-      contextWindow: validated.contextWindow,
+      model: options.model,
+      displayName: options.displayName,
+      toolSurface: options.toolSurface,
+      contextWindow: options.contextWindow,
       inputModalities: ['text'],
       reasoningLevels: [],
     }),

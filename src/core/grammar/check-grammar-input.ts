@@ -3,8 +3,8 @@ import type { ToolGrammar } from './compile-grammar.ts';
 import type { GrammarCache } from './grammar-cache.ts';
 import { describeGrammarMismatch } from './grammar-matcher.ts';
 import { describeGrammarRepairKind, findGrammarRepair, type GrammarRepair } from './repair-grammar-input.ts';
-import { judgeAsCodex, judgeApplyPatchInput } from '../lift/apply-patch-verdict.ts';
-import { describePatchRescueKind, findSafePatchRescue } from '../lift/rescue-apply-patch.ts';
+import { judgeAsCodex, judgeApplyPatchInput } from '../apply-patch/apply-patch-verdict.ts';
+import { describePatchRescueKind, findSafePatchRescue } from '../apply-patch/rescue-apply-patch.ts';
 
 /*
  * The lift-time check: a function-only backend cannot enforce a custom
@@ -13,8 +13,8 @@ import { describePatchRescueKind, findSafePatchRescue } from '../lift/rescue-app
  * model what is wrong) unless repair is switched on and a repair makes it match.
  *
  * A `*** Begin Patch` grammar is judged the way Codex's own parser will judge the text
- * (lift/apply-patch-verdict.ts): no alarm on what Codex applies as written, a warning on grammar-valid
- * text Codex cannot apply, and the safe rescues (lift/rescue-apply-patch.ts) applied whatever the
+ * (apply-patch/apply-patch-verdict.ts): no alarm on what Codex applies as written, a warning on grammar-valid
+ * text Codex cannot apply, and the safe rescues (apply-patch/rescue-apply-patch.ts) applied whatever the
  * repair setting.
  */
 

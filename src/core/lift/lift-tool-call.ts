@@ -5,7 +5,7 @@ import { parseJson } from '../parse-json.ts';
 import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
 import { createWarning, type BridgeWarning } from '../warnings.ts';
 import type { ResponsesCustomToolCallItem, ResponsesFunctionCallItem } from '../responses/responses-output.ts';
-import { judgeAsCodex } from './apply-patch-verdict.ts';
+import { judgeAsCodex } from '../apply-patch/apply-patch-verdict.ts';
 import { isUnterminatedJsonPrefix, liftCustomToolArguments } from './lift-custom-tool-arguments.ts';
 
 /*

@@ -1,7 +1,7 @@
 import type { BridgeOptions } from '../bridge-options.ts';
 import type { ChatContentPart, ChatMessage, ChatToolCall } from '../chat/chat-completions-api.ts';
 import { InvalidRequestError, UnsupportedFeatureError } from '../errors.ts';
-import { isEmptyPassthroughText, joinPassthroughText, outgoingText, passthroughText, type PassthroughText } from '../outbound-encoding.ts';
+import { isEmptyPassthroughText, joinPassthroughText, outgoingText, passthroughText, type PassthroughText } from '../outbound/passthrough-text.ts';
 import { isPlainObject, parseJson } from '../parse-json.ts';
 import {
   COMPACTION_RECORD_ITEM_TYPES,

@@ -1,10 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { GRAMMAR_ENFORCEMENT_OFF, type BridgeOptions, type GrammarEnforcement } from '../bridge-options.ts';
-import type { ChatCustomTool, ChatFunctionTool, ChatTool } from '../chat/chat-completions-api.ts';
+import type { ChatCustomTool, ChatFunctionTool, ChatRequest, ChatTool } from '../chat/chat-completions-api.ts';
 import { InvalidRequestError } from '../errors.ts';
 import { compileGrammarToPattern } from '../grammar/grammar-to-pattern.ts';
 import type { ResponsesCustomToolFormat, ResponsesNamespaceMember, ResponsesTool } from '../responses/responses-request.ts';
-import { NAMESPACE_SEPARATOR, toWireName, type ToolMapEntry } from '../tool-map.ts';
+import { NAMESPACE_SEPARATOR, toWireName, type ToolMap, type ToolMapEntry } from '../tool-map.ts';
 import { createWarning } from '../warnings.ts';
 import { createPendingWarning, type PendingWarning } from './pending-warning.ts';
 import type { ToolSummary } from './tool-summary.ts';
@@ -132,6 +132,12 @@ export interface BridgedCustomTool {
   warnings: PendingWarning[];
 }
 
+/** The first line of a bridged tool's note on `input`; its grammar sentence follows on the next line. */
+const INPUT_NOTE = 'In this interface the free-form text goes in the string argument `input`, unchanged.';
+const GRAMMAR_SENTENCE = '\nIt must match ';
+const ENFORCED = '(the server enforces it):\n';
+const NOT_ENFORCED = '(the server does not enforce it):\n';
+
 function fenceGrammar(syntax: string, definition: string): string {
   const closingBreak = definition.endsWith('\n') ? '' : '\n';
   return `\`\`\`${syntax}\n${definition}${closingBreak}\`\`\``;
@@ -162,12 +168,12 @@ export function bridgeCustomTool(
       ),
     );
   }
-  const appendix = ['In this interface the free-form text goes in the string argument `input`, unchanged.'];
+  const appendix = [INPUT_NOTE];
   const grammar = readGrammar(member.format, name, shownName, wireName, warnings);
   const pattern = grammar === null ? null : enginePattern(grammar, enforcement, name, shownName, wireName, warnings);
   if (grammar !== null) {
     const label = grammar.syntax === '' ? 'this grammar' : `this ${grammar.syntax} grammar`;
-    appendix.push(`It must match ${label} (the server ${pattern === null ? 'does not enforce it' : 'enforces it'}):\n${fenceGrammar(grammar.syntax, grammar.definition)}`);
+    appendix.push(`It must match ${label} ${pattern === null ? NOT_ENFORCED : ENFORCED}${fenceGrammar(grammar.syntax, grammar.definition)}`);
     // Small models follow an example far better than a grammar; only examples verified
     // against the grammar actually sent are offered.
     const example = renderExample?.(name, grammar) ?? null;
@@ -186,6 +192,35 @@ export function bridgeCustomTool(
   // vLLM and SGLang constrain `auto` tool calls only for functions marked strict.
   if (pattern !== null && enforcement.enforced && enforcement.strict) chatTool.function.strict = true;
   return { chatTool, grammar, enforced: pattern !== null, warnings };
+}
+
+/**
+ * The lowered request as it would be lowered with grammar enforcement off, for an engine that refused
+ * a pattern: each tool whose grammar went out as a pattern (`enforcedPattern` in the tool map) loses
+ * it and the `strict` flag that came with it, and its description says the grammar is not enforced.
+ * Only the tools that change are copied; the request given is left as it is (it was sent, and the
+ * traffic panel may still read it).
+ */
+export function withoutEnginePatterns(request: ChatRequest, toolMap: ToolMap): ChatRequest {
+  if (request.tools === undefined) return request;
+  const enforced = (tool: ChatTool): tool is ChatFunctionTool => tool.type === 'function' && toolMap.get(tool.function.name)?.enforcedPattern === true;
+  return { ...request, tools: request.tools.map((tool) => (enforced(tool) ? withoutEnginePattern(tool) : tool)) };
+}
+
+function withoutEnginePattern(tool: ChatFunctionTool): ChatFunctionTool {
+  const properties = tool.function.parameters.properties as Record<string, Record<string, unknown>> | undefined;
+  const input = properties?.input;
+  if (input === undefined || !('pattern' in input)) return tool;
+  const { pattern: _pattern, ...plainInput } = input;
+  const { strict: _strict, ...plainFunction } = tool.function;
+  const description = plainFunction.description ?? '';
+  const sentence = description.indexOf(`${INPUT_NOTE}${GRAMMAR_SENTENCE}`);
+  const note = sentence === -1 ? -1 : description.indexOf(ENFORCED, sentence + INPUT_NOTE.length + GRAMMAR_SENTENCE.length);
+  const plainDescription = note === -1 ? description : `${description.slice(0, note)}${NOT_ENFORCED}${description.slice(note + ENFORCED.length)}`;
+  return {
+    ...tool,
+    function: { ...plainFunction, description: plainDescription, parameters: { ...plainFunction.parameters, properties: { ...properties, input: plainInput } } },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as z from '../schema/zod.ts';
 import { InvalidRequestError } from '../errors.ts';
 import { isPlainObject } from '../parse-json.ts';
-import type { PassthroughText } from '../outbound-encoding.ts';
+import type { PassthroughText } from '../outbound/passthrough-text.ts';
 
 /*
  * The Responses request as Codex 0.154–0.171 sends it. We validate exactly what
@@ -48,8 +48,9 @@ const unknownKindSchema = z.object({
 
 /**
  * A string whose text the lowering copies into the Chat request without reading it: for a large body
- * it may hold placeholders for long strings (outbound-encoding.ts). Checked as any string; typed so
- * that it can only be copied or joined.
+ * it may hold placeholders for long strings (outbound/outbound-encoding.ts). Checked as any string;
+ * typed so that it can only be copied or joined. The fields where a large body keeps placeholders are
+ * listed once, in PASSTHROUGH_FIELDS (outbound/passthrough-text.ts), and each of them is typed so here.
  */
 const passthroughTextSchema = z.string() as unknown as z.ZodMiniType<PassthroughText, string>;
 

@@ -12,6 +12,7 @@ import { applyCodexConfigRestore, planCodexConfigRestore } from '../../codex-con
 import type { BridgeStatus } from '../bridge-controller.ts';
 import type { BridgeSecrets } from '../bridge-secrets.ts';
 import { buildCodexCommand, resolveCodexHome } from '../codex-command.ts';
+import type { LastCodexConfigWrite } from '../extension-services.ts';
 import { readBridgeSettings } from '../settings.ts';
 
 /** Optional arguments, so a keybinding or the tests can skip the pickers. */
@@ -47,12 +48,6 @@ export interface WriteCodexConfigDependencies {
 }
 
 /** What the last successful Write Codex Config wrote (kept in the global state). */
-export interface LastCodexConfigWrite {
-  model: string;
-  toolSurface: CodexToolSurface;
-  alsoForCodexExtension: boolean;
-}
-
 const PREVIEW_SCHEME = 'freeform-bridge-preview';
 
 const TOOL_SURFACE_ITEMS: ReadonlyArray<vscode.QuickPickItem & { surface: CodexToolSurface }> = [

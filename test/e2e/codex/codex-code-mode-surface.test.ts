@@ -14,7 +14,7 @@ import {
   replayedOutputs,
   startE2eSession,
   unexpectedWarnings,
-} from './codex-session.ts';
+} from '../../../harness/codex-session.ts';
 
 /**
  * The `code-mode` surface (catalog `tool_mode: "code_mode_only"` +

@@ -14,7 +14,7 @@ import {
   roundTripOf,
   startE2eSession,
   unexpectedWarnings,
-} from './codex-session.ts';
+} from '../../../harness/codex-session.ts';
 
 /**
  * Local compaction with the real Codex: a compaction limit far below what the mock reports as used

@@ -8,7 +8,7 @@ import {
   exchangeEnds,
   replayedOutputs,
   startE2eSession,
-} from './codex-session.ts';
+} from '../../../harness/codex-session.ts';
 
 /**
  * Errors the user must be able to read in Codex's own output. A permanent

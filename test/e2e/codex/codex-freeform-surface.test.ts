@@ -17,7 +17,7 @@ import {
   startE2eSession,
   trafficWarnings,
   unexpectedWarnings,
-} from './codex-session.ts';
+} from '../../../harness/codex-session.ts';
 
 /**
  * The `freeform` surface. Codex declares the custom `apply_patch` tool (Lark

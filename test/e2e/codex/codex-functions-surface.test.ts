@@ -14,7 +14,7 @@ import {
   replayedOutputs,
   startE2eSession,
   unexpectedWarnings,
-} from './codex-session.ts';
+} from '../../../harness/codex-session.ts';
 
 /**
  * The `functions` surface (Codex's fallback metadata, function tools only).

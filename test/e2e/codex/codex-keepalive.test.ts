@@ -9,7 +9,7 @@ import {
   exchangeEnds,
   replayedOutputs,
   startE2eSession,
-} from './codex-session.ts';
+} from '../../../harness/codex-session.ts';
 
 /**
  * The backend stays silent (queueing, long prefill) for longer than Codex's

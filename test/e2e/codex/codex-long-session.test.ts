@@ -12,7 +12,7 @@ import {
   replayedOutputs,
   startE2eSession,
   unexpectedWarnings,
-} from './codex-session.ts';
+} from '../../../harness/codex-session.ts';
 
 /**
  * One Codex run with 50 exec_command round trips. Every call the model made

@@ -13,7 +13,7 @@ import {
   startE2eSession,
   unexpectedWarnings,
   type E2eSession,
-} from './codex-session.ts';
+} from '../../../harness/codex-session.ts';
 
 /**
  * Sub-agents with the real Codex: the parent spawns a child, the child's first request carries its

@@ -16,7 +16,7 @@ import {
   trafficWarnings,
   unexpectedWarnings,
   type E2eSession,
-} from './codex-session.ts';
+} from '../../../harness/codex-session.ts';
 
 /**
  * `view_image` with the real Codex: the model asks for a PNG in the workspace, Codex reads it and

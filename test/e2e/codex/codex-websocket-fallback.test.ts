@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Logger } from '../../../src/core/logger.ts';
-import { CODEX_PROVIDER_ID, chatRequests, codexSuiteTitle, describeRun, startE2eSession, unexpectedWarnings } from './codex-session.ts';
+import { CODEX_PROVIDER_ID, chatRequests, codexSuiteTitle, describeRun, startE2eSession, unexpectedWarnings } from '../../../harness/codex-session.ts';
 
 /**
  * A provider with `supports_websockets = true` makes Codex open a WebSocket to `GET /v1/responses`

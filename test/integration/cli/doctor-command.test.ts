@@ -5,7 +5,7 @@ import type { DoctorReport } from '../../../src/core/doctor/diagnose.ts';
 import { runDoctorCommand, type DoctorCommandIo } from '../../../src/cli/doctor-command.ts';
 import { startMockBackend, type MockBackend, type MockBackendOptions } from '../../../mock-backend/create-mock-backend.ts';
 import { isRecord } from '../../../mock-backend/python-text.ts';
-import { startScriptedBackend } from '../../support/scripted-backend.ts';
+import { startScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 
 /**
  * `freeform-bridge doctor` against the mock backend's engine profiles: each engine's own endpoints as

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startMockBackend, type MockBackend } from '../../../mock-backend/create-mock-backend.ts';
 import { postResponses, readCapture, readSseEvents, itemsDone } from '../../support/bridge-harness.ts';
-import { startScriptedBackend } from '../../support/scripted-backend.ts';
-import { sendNoHeaders } from '../../support/hostile-backend.ts';
+import { startScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
+import { sendNoHeaders } from '../../../mock-backend/hostile-backend.ts';
 import { makeTempDir, trackProcessGroup, waitForProcessGroupExit } from '../../support/cleanup.ts';
 
 /**

@@ -4,8 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { itemsDone, postResponses, readCapture, readSseEvents } from '../../support/bridge-harness.ts';
 import { makeTempDir, trackProcessGroup } from '../../support/cleanup.ts';
-import { answerWithControlSequences, HOSTILE_ENGINE_TEXT } from '../../support/hostile-backend.ts';
-import { startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { answerWithControlSequences, HOSTILE_ENGINE_TEXT } from '../../../mock-backend/hostile-backend.ts';
+import { startScriptedBackend, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 
 /**
  * What an engine, a model or a local client writes reaches the user's terminal only as visible text:

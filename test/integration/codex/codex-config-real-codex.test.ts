@@ -6,7 +6,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { runCodexConfigCommand } from '../../../src/cli/codex-config-command.ts';
-import { checkCodexAvailability } from '../../e2e/codex/codex-session.ts';
+import { checkCodexAvailability } from '../../../harness/codex-session.ts';
 import { makeTempDir } from '../../support/cleanup.ts';
 
 /**

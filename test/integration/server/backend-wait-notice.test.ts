@@ -1,11 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Logger } from '../../../src/core/logger.ts';
-import type { ExchangeDeltaEvent } from '../../../src/core/traffic-event.ts';
+import type { ExchangeDeltaEvent } from '../../../src/core/traffic/traffic-event.ts';
 import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { failedStreamError, runExchange } from '../../support/exchange-outcome.ts';
-import { answerNothing, sendNoHeaders } from '../../support/hostile-backend.ts';
-import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { answerNothing, sendNoHeaders } from '../../../mock-backend/hostile-backend.ts';
+import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 
 /**
  * A backend that says nothing (a hung engine, or a long prompt still being processed) is waited for

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Logger } from '../../../src/core/logger.ts';
 import { postResponses, readSseEvents, startTestBridge, terminalEvent, type StartedBridge } from '../../support/bridge-harness.ts';
 import { parseOpenAiError, sendRawHttpRequest } from '../../support/raw-http.ts';
-import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 import { makeTempDir } from '../../support/cleanup.ts';
 
 /**

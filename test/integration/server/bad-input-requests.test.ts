@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { itemsDone, postResponses, readSseEvents, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { parseOpenAiError, sendRawHttpRequest, type RawHttpResponse } from '../../support/raw-http.ts';
-import { answerWithText, renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
-import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
+import { answerWithText, renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
+import type { TrafficEvent } from '../../../src/core/traffic/traffic-event.ts';
 
 /**
  * Bad input: every malformed request gets a specific 4xx in OpenAI's error shape, reaches no

@@ -2,7 +2,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { computeIdentityProof } from '../../../src/server/bridge-sharing-routes.ts';
 import { checkBridgeIdentity, followBridgeTraffic } from '../../../src/server/bridge-sharing-client.ts';
-import type { TrafficEvent } from '../../../src/core/traffic-event.ts';
+import type { TrafficEvent } from '../../../src/core/traffic/traffic-event.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
 import { startMockBackend } from '../../../mock-backend/create-mock-backend.ts';
 import { startPortSquatter } from '../../support/port-squatter.ts';

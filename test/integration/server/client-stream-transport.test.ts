@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import type { ServerResponse } from 'node:http';
 import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
-import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend, type ScriptedHandler } from '../../support/scripted-backend.ts';
+import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend, type ScriptedHandler } from '../../../mock-backend/scripted-backend.ts';
 
 /**
  * The stream toward Codex as a transport: a client that stops reading must hold the backend back (TCP

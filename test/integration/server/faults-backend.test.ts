@@ -5,7 +5,7 @@ import type { MidStreamErrorKind } from '../../../mock-backend/script.ts';
 import { assertCodexAcceptsStream } from '../../support/codex-stream-oracle.ts';
 import { findFreePort, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { failedStreamError, jsonError, runExchange, waitUntil, type ObservedExchange } from '../../support/exchange-outcome.ts';
-import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 
 /**
  * Faults: every backend failure ends in a clear error to Codex — an HTTP status before the

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readCapture, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { runExchange } from '../../support/exchange-outcome.ts';
-import { answerWithText, startScriptedBackend, type ScriptedBackend, type ScriptedHandler } from '../../support/scripted-backend.ts';
+import { answerWithText, startScriptedBackend, type ScriptedBackend, type ScriptedHandler } from '../../../mock-backend/scripted-backend.ts';
 
 /**
  * An engine that refuses the grammar pattern (xgrammar or llguidance failing to build it, an older

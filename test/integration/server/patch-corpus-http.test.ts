@@ -4,7 +4,7 @@ import { assertCodexAcceptsStream } from '../../support/codex-stream-oracle.ts';
 import { applyPatchWithCodex } from '../../support/codex-apply-patch.ts';
 import { itemsDone, postResponses, readCapture, readSseEvents, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { readPatchCorpus, runCorpusCase, type CorpusCase } from '../../support/patch-corpus.ts';
-import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 
 /*
  * The corpus through the whole bridge over HTTP: Codex's captured freeform request goes in, a scripted

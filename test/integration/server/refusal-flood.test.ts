@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../../src/core/logger.ts';
-import type { ExchangeRejectedEvent } from '../../../src/core/traffic-event.ts';
+import type { ExchangeRejectedEvent } from '../../../src/core/traffic/traffic-event.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';
 import { makeTempDir } from '../../support/cleanup.ts';
 import { sendRawHttpRequest } from '../../support/raw-http.ts';
-import { startScriptedBackend } from '../../support/scripted-backend.ts';
+import { startScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 
 /**
  * A flood of refused requests is reported once per cause and interval, with a count, in the terminal,

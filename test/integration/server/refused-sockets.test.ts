@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { waitUntil } from '../../support/exchange-outcome.ts';
 import { sendRawHttpRequest } from '../../support/raw-http.ts';
-import { startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { startScriptedBackend, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 
 /**
  * Sockets a client without the token, or a client that never finishes its body, could hold open: a

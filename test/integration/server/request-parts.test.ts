@@ -1,10 +1,11 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
-import { decodeFragment, encodeStartEvent, joinChatRequestParts } from '../../../src/core/chat-request-fragments.ts';
 import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
-import { SENT_REQUEST_PARTS, type ExchangeStartEvent, type TrafficEvent } from '../../../src/core/traffic-event.ts';
+import { joinChatRequestParts } from '../../../src/core/outbound/outbound-encoding.ts';
+import { SENT_REQUEST_PARTS, type ExchangeStartEvent, type TrafficEvent } from '../../../src/core/traffic/traffic-event.ts';
+import { decodeFragment, encodeStartEvent } from '../../../src/server/start-event-encoding.ts';
 import { readCapture, startTestBridge } from '../../support/bridge-harness.ts';
 import { startMockBackend } from '../../../mock-backend/create-mock-backend.ts';
 
@@ -29,7 +30,7 @@ after(async () => {
 
 /**
  * A long session: well above the size from which the bridge carries long strings as bytes
- * (large-json-strings.ts), with text that JSON escaping and joining meet in every item kind.
+ * (outbound-encoding.ts), with text that JSON escaping and joining meet in every item kind.
  */
 function createLongSession(): Record<string, unknown> {
   const capture = readCapture('b_freeform_apply_patch_qwen3-coder_via_model_catalog_json_v0.171.req2.json');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
 import { sendRawHttpRequest, type RawHttpResponse } from '../../support/raw-http.ts';
-import { answerWithText, startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { answerWithText, startScriptedBackend, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 
 /**
  * `POST /v1/responses` has one path: its route (responses-route.ts) reads the body as bytes and parses

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { itemsDone, postResponses, readSseEvents, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
-import { answerWithText, renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend, type ScriptedHandler } from '../../support/scripted-backend.ts';
+import { answerWithText, renderChunkFrame, startScriptedBackend, startSseResponse, type ScriptedBackend, type ScriptedHandler } from '../../../mock-backend/scripted-backend.ts';
 import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
 import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';

@@ -2,8 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { listModelThenDrip } from '../../support/hostile-backend.ts';
-import { startScriptedBackend, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { listModelThenDrip } from '../../../mock-backend/hostile-backend.ts';
+import { startScriptedBackend, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 import { runEngineDoctor } from '../../../src/server/engine-doctor.ts';
 
 /**

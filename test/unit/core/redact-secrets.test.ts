@@ -13,9 +13,9 @@ import { createOutputChannelLogger } from '../../../src/extension/output-channel
 import { renderCurlCommand, renderJsonLines } from '../../../src/extension/traffic-panel-export.ts';
 import { TrafficStore } from '../../../src/extension/traffic-store.ts';
 import { WEBVIEW_IDENTIFIER_FIELDS, type HostToWebviewMessage } from '../../../src/shared/webview-protocol.ts';
-import { createRandom } from '../../support/deterministic-random.ts';
+import { createRandom } from '../../../harness/deterministic-random.ts';
 import { readSseEvents, startTestBridge, type StartedBridge } from '../../support/bridge-harness.ts';
-import { startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../support/scripted-backend.ts';
+import { startScriptedBackend, startSseResponse, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 import { createLoweredRequest, customCall, encodedStartEvent, endEvent, grammarWarning } from '../../support/traffic-events.ts';
 
 const PLAIN_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer, type Server } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createSilentLogger } from '../../../src/core/logger.ts';
-import type { BridgeTrafficEvent } from '../../../src/core/traffic-event.ts';
+import type { BridgeTrafficEvent } from '../../../src/server/start-event-encoding.ts';
 import { BridgeController, BridgeStartError, type BridgeStatus } from '../../../src/extension/bridge-controller.ts';
 import { buildCodexCommand } from '../../../src/extension/codex-command.ts';
 import { startTestBridge } from '../../support/bridge-harness.ts';

@@ -2,9 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
-import { labelRoundTrip } from '../../../src/core/round-trip-label.ts';
+import { labelRoundTrip } from '../../../src/core/traffic/round-trip-label.ts';
 import { ChatStreamTranslator } from '../../../src/core/stream/chat-stream-to-responses-events.ts';
-import { SENT_REQUEST_PARTS, type ExchangeStartEvent, type TrafficEvent } from '../../../src/core/traffic-event.ts';
+import { SENT_REQUEST_PARTS, type ExchangeStartEvent, type TrafficEvent } from '../../../src/core/traffic/traffic-event.ts';
 import { createWarningLedger } from '../../../src/core/warnings.ts';
 import { ExchangeReporter, type RequestReaders } from '../../../src/server/exchange-reporter.ts';
 

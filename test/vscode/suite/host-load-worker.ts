@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createRandom } from '../../support/deterministic-random.ts';
+import { createRandom } from '../../../harness/deterministic-random.ts';
 import { FAKE_MODEL, startFakeBackend } from './fake-backend.ts';
 import { LOAD_ANSWER, SESSION_DELTAS, SESSION_TURNS, STREAMING_DELTAS, STREAMING_SESSIONS, type ExchangeResult, type LoadReply, type LoadRequest } from './host-load-protocol.ts';
 

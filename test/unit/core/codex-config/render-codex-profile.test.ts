@@ -9,6 +9,7 @@ import {
   providerIdForProfile,
   validateCodexProfileOptions,
   type CodexProfileOptions,
+  type ValidCodexProfileOptions,
 } from '../../../../src/core/codex-config/codex-profile-options.ts';
 import { createCodexProfileEdits, createMakeDefaultEdits, renderCodexProfile, renderModelCatalog } from '../../../../src/core/codex-config/render-codex-profile.ts';
 import { applyTomlEditsToData, editTomlText, type TomlEdit } from '../../../../src/core/codex-config/toml-edit.ts';
@@ -29,6 +30,11 @@ function options(overrides: Partial<CodexProfileOptions> = {}): CodexProfileOpti
   return { ...BASE_OPTIONS, ...overrides };
 }
 
+/** The options as the renderers take them: checked once, by the validator. */
+function valid(overrides: Partial<CodexProfileOptions> = {}): ValidCodexProfileOptions {
+  return validateCodexProfileOptions(options(overrides));
+}
+
 /** Plain data for comparisons: smol-toml builds null-prototype objects. */
 function parsePlain(text: string): Record<string, unknown> {
   return JSON.parse(JSON.stringify(parseToml(text))) as Record<string, unknown>;
@@ -40,7 +46,7 @@ function assertInvalid(run: () => unknown, pattern: RegExp): void {
 
 describe('renderCodexProfile', () => {
   it('renders the freeform profile and its catalog', () => {
-    const rendered = renderCodexProfile(options({ contextWindow: 32768 }));
+    const rendered = renderCodexProfile(valid({ contextWindow: 32768 }));
     assert.equal(rendered.profileFileName, 'freeform-bridge.config.toml');
     assert.equal(rendered.catalogFileName, 'freeform-bridge.model_catalog.json');
     assert.deepEqual(parsePlain(rendered.profileText), {
@@ -90,7 +96,7 @@ describe('renderCodexProfile', () => {
   });
 
   it('marks the code-mode entry with tool_mode and use_responses_lite', () => {
-    const entry = (JSON.parse(renderModelCatalog(options({ toolSurface: 'code-mode' }))) as { models: Array<Record<string, unknown>> }).models[0]!;
+    const entry = (JSON.parse(renderModelCatalog(valid({ toolSurface: 'code-mode' }))) as { models: Array<Record<string, unknown>> }).models[0]!;
     assert.equal(entry.tool_mode, 'code_mode_only');
     assert.equal(entry.use_responses_lite, true);
     assert.equal(entry.apply_patch_tool_type, 'freeform');
@@ -98,7 +104,7 @@ describe('renderCodexProfile', () => {
   });
 
   it('writes no catalog for the functions surface but keeps a known context window in the profile', () => {
-    const rendered = renderCodexProfile(options({ toolSurface: 'functions', contextWindow: 65536, token: null }));
+    const rendered = renderCodexProfile(valid({ toolSurface: 'functions', contextWindow: 65536, token: null }));
     assert.equal(rendered.catalogFileName, null);
     assert.equal(rendered.catalogText, null);
     const data = parsePlain(rendered.profileText);
@@ -114,14 +120,14 @@ describe('renderCodexProfile', () => {
 
   it('is a fixed point of its own edits (a second run changes nothing)', () => {
     for (const toolSurface of ['functions', 'freeform', 'code-mode'] as const) {
-      const rendered = renderCodexProfile(options({ toolSurface, contextWindow: 8192 }));
-      const edits = createCodexProfileEdits(options({ toolSurface, contextWindow: 8192 }), parsePlain(rendered.profileText));
+      const rendered = renderCodexProfile(valid({ toolSurface, contextWindow: 8192 }));
+      const edits = createCodexProfileEdits(valid({ toolSurface, contextWindow: 8192 }), parsePlain(rendered.profileText));
       assert.equal(editTomlText(rendered.profileText, edits), rendered.profileText);
     }
   });
 
   it('escapes values instead of concatenating them', () => {
-    const rendered = renderCodexProfile(options({ model: 'we"ird\\model\u00e9', displayName: 'My "Bridge"' }));
+    const rendered = renderCodexProfile(valid({ model: 'we"ird\\model\u00e9', displayName: 'My "Bridge"' }));
     const data = parsePlain(rendered.profileText);
     assert.equal(data.model, 'we"ird\\model\u00e9');
     assert.equal((data.model_providers as Record<string, Record<string, unknown>>)['freeform-bridge']!.name, 'My "Bridge"');
@@ -309,34 +315,34 @@ describe('editTomlText', () => {
 describe('profile and make-default edits on existing documents', () => {
   it('keeps the user\'s extra headers and moves the token out of Authorization into experimental_bearer_token', () => {
     const existing = { model_providers: { 'freeform-bridge': { http_headers: { authorization: 'Bearer old', 'X-Team': 'a' } } } };
-    const edits = createCodexProfileEdits(options({ token: 'new-token' }), existing);
+    const edits = createCodexProfileEdits(valid({ token: 'new-token' }), existing);
     const headersEdit = edits.find((edit) => edit.key === 'http_headers');
     assert.deepEqual(headersEdit, { kind: 'set', table: ['model_providers', 'freeform-bridge'], key: 'http_headers', value: { 'X-Team': 'a' } });
     assert.deepEqual(edits.find((edit) => edit.key === 'experimental_bearer_token'), { kind: 'set', table: ['model_providers', 'freeform-bridge'], key: 'experimental_bearer_token', value: 'new-token' });
-    const withoutToken = createCodexProfileEdits(options({ token: null }), { model_providers: { 'freeform-bridge': { http_headers: { Authorization: 'Bearer old' } } } });
+    const withoutToken = createCodexProfileEdits(valid({ token: null }), { model_providers: { 'freeform-bridge': { http_headers: { Authorization: 'Bearer old' } } } });
     assert.deepEqual(withoutToken.find((edit) => edit.key === 'http_headers'), { kind: 'remove', table: ['model_providers', 'freeform-bridge'], key: 'http_headers' });
   });
 
   it('sets the retry settings once: a value the user put in the profile stays, a value of the wrong type is replaced', () => {
     const mine = { features: { unbounded_connection_retries: true }, model_providers: { 'freeform-bridge': { request_max_retries: 6, stream_max_retries: 3 } } };
     const keys = (edits: readonly { table: readonly string[]; key: string }[]): string[] => edits.map((edit) => [...edit.table, edit.key].join('.'));
-    const kept = keys(createCodexProfileEdits(options(), mine));
+    const kept = keys(createCodexProfileEdits(valid(), mine));
     for (const key of ['features.unbounded_connection_retries', 'model_providers.freeform-bridge.request_max_retries', 'model_providers.freeform-bridge.stream_max_retries']) {
       assert.ok(!kept.includes(key), `${key} is left as the user set it`);
     }
-    const wrongType = createCodexProfileEdits(options(), { model_providers: { 'freeform-bridge': { request_max_retries: 'many' } } });
+    const wrongType = createCodexProfileEdits(valid(), { model_providers: { 'freeform-bridge': { request_max_retries: 'many' } } });
     assert.deepEqual(wrongType.find((edit) => edit.key === 'request_max_retries'), { kind: 'set', table: ['model_providers', 'freeform-bridge'], key: 'request_max_retries', value: 2 });
-    assert.ok(!keys(createMakeDefaultEdits(options(), null)).includes('features.unbounded_connection_retries'), 'config.toml never gets the global feature switch');
+    assert.ok(!keys(createMakeDefaultEdits(valid(), null)).includes('features.unbounded_connection_retries'), 'config.toml never gets the global feature switch');
   });
 
   it('the profile\'s catalog entry is text-only, as the live catalog is for a backend that reports no vision', () => {
-    const catalog = JSON.parse(renderModelCatalog(options())) as { models: Array<{ input_modalities: string[] }> };
+    const catalog = JSON.parse(renderModelCatalog(valid())) as { models: Array<{ input_modalities: string[] }> };
     assert.deepEqual(catalog.models[0]!.input_modalities, ['text']);
   });
 
   it('switching to the functions surface removes the catalog reference', () => {
-    const freeform = renderCodexProfile(options()).profileText;
-    const edited = editTomlText(freeform, createCodexProfileEdits(options({ toolSurface: 'functions' }), parsePlain(freeform)));
+    const freeform = renderCodexProfile(valid()).profileText;
+    const edited = editTomlText(freeform, createCodexProfileEdits(valid({ toolSurface: 'functions' }), parsePlain(freeform)));
     assert.equal(parsePlain(edited).model_catalog_json, undefined);
     // Only the key's line goes; the header comment is the user's to keep now.
     assert.equal(
@@ -346,7 +352,7 @@ describe('profile and make-default edits on existing documents', () => {
   });
 
   it('make-default sets model, provider and the provider table with its catalog URL, never profile, a catalog file or a global context window', () => {
-    const edits = createMakeDefaultEdits(options({ contextWindow: 4096, toolSurface: 'code-mode' }), null);
+    const edits = createMakeDefaultEdits(valid({ contextWindow: 4096, toolSurface: 'code-mode' }), null);
     assert.deepEqual(
       edits.map((edit) => [edit.kind, [...edit.table, edit.key].join('.')]),
       [
@@ -391,7 +397,7 @@ describe('profile and make-default edits on existing documents', () => {
       'env = { "DOCS_TOKEN" = "abc", NESTED = "x" }',
       '',
     ].join('\r\n');
-    const edits = createMakeDefaultEdits(options(), parsePlain(original));
+    const edits = createMakeDefaultEdits(valid(), parsePlain(original));
     const edited = editTomlText(original, edits);
     assert.deepEqual(parsePlain(edited), applyTomlEditsToData(parsePlain(original), edits));
     const expected = original
@@ -412,7 +418,7 @@ describe('profile and make-default edits on existing documents', () => {
         ].join('\r\n'),
       );
     assert.equal(edited, expected);
-    assert.equal(editTomlText(edited, createMakeDefaultEdits(options(), parsePlain(edited))), edited);
+    assert.equal(editTomlText(edited, createMakeDefaultEdits(valid(), parsePlain(edited))), edited);
   });
 });
 

@@ -8,7 +8,7 @@ import {
   normaliseReplayedArguments,
   serialiseCustomToolInput,
 } from '../../../../src/core/lower/convert-input-items.ts';
-import { passthroughText } from '../../../../src/core/outbound-encoding.ts';
+import { passthroughText } from '../../../../src/core/outbound/passthrough-text.ts';
 import { responsesInputItemSchema } from '../../../../src/core/responses/responses-request.ts';
 import { createWarning } from '../../../../src/core/warnings.ts';
 

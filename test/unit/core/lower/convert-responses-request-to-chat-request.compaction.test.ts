@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { resolveBridgeOptions } from '../../../../src/core/bridge-options.ts';
 import { convertResponsesRequestToChatRequest } from '../../../../src/core/lower/convert-responses-request-to-chat-request.ts';
 import { parseJson } from '../../../../src/core/parse-json.ts';
-import { labelRoundTrip } from '../../../../src/core/round-trip-label.ts';
+import { labelRoundTrip } from '../../../../src/core/traffic/round-trip-label.ts';
 import { createWarningLedger } from '../../../../src/core/warnings.ts';
 import { fixturePath } from '../../../support/fixtures.ts';
 import { validateChatRequestForVllm } from '../../../../mock-backend/vllm-chat-validator.ts';

@@ -2,7 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveBridgeOptions } from '../../../../src/core/bridge-options.ts';
 import { InvalidRequestError } from '../../../../src/core/errors.ts';
-import { lowerTools, type ToolDeclaration } from '../../../../src/core/lower/lower-tools.ts';
+import { convertResponsesRequestToChatRequest } from '../../../../src/core/lower/convert-responses-request-to-chat-request.ts';
+import { lowerTools, withoutEnginePatterns, type ToolDeclaration } from '../../../../src/core/lower/lower-tools.ts';
+import { createWarningLedger } from '../../../../src/core/warnings.ts';
 import { responsesToolSchema } from '../../../../src/core/responses/responses-request.ts';
 import { toWireName } from '../../../../src/core/tool-map.ts';
 
@@ -256,6 +258,21 @@ describe('lowerTools: grammar enforcement by the engine', () => {
     const chatTool = lowerTools([declare(patchTool)], enforced(true)).value[0]?.chatTool;
     assert.ok(chatTool?.type === 'function');
     assert.equal(chatTool.function.strict, true);
+  });
+
+  it('withoutEnginePatterns gives byte for byte the request lowered with enforcement refused, and leaves the sent one as it was', () => {
+    const dateTool = { type: 'custom', name: 'date', description: 'A date.', format: { type: 'grammar', syntax: 'regex', definition: '\\d{4}' } };
+    const functionTool = { type: 'function', name: 'read', description: 'Reads.', parameters: { type: 'object', properties: { input: { type: 'string', pattern: 'x+' } } } };
+    const body = { model: 'm', input: 'hi', tools: [patchTool, dateTool, functionTool] };
+    const refused = resolveBridgeOptions({ grammarEnforcement: { enforced: false, reason: 'the engine refused the pattern: no' } });
+    const plain = JSON.stringify(convertResponsesRequestToChatRequest(body, refused, createWarningLedger()).chatRequest);
+    for (const strict of [false, true]) {
+      const { chatRequest: sent, toolMap } = convertResponsesRequestToChatRequest(body, enforced(strict), createWarningLedger());
+      const before = JSON.stringify(sent);
+      assert.match(before, /"pattern":"\^/);
+      assert.equal(JSON.stringify(withoutEnginePatterns(sent, toolMap)), plain, `strict: ${strict}`);
+      assert.equal(JSON.stringify(sent), before, 'the request that was sent is not changed');
+    }
   });
 
   it('a grammar that cannot be written as a pattern is checked after generation, and the reason says why', () => {

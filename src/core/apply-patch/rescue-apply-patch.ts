@@ -1,5 +1,6 @@
-import { normalisePatchMarkers, removeCodeFence, removeJsonWrapper, splitFirstLine } from '../grammar/repair-grammar-input.ts';
+import { peelOnce, removeCodeFence, removeJsonWrapper, splitFirstLine, type Unwrapper } from '../unwrap-payload.ts';
 import { judgeAsCodex } from './apply-patch-verdict.ts';
+import { normalisePatchMarkers, PATCH_BEGIN, PATCH_END } from './repair-patch-input.ts';
 
 /*
  * Safe rescues for an `apply_patch` input Codex would refuse, applied by default. A rescue is safe when
@@ -28,15 +29,11 @@ const RESCUE_DESCRIPTIONS: Readonly<Record<PatchRescueKind, string>> = {
 
 /** Wrappers nest (a fence around a JSON object): a few levels are plenty and bound the work. */
 const MAX_RESCUE_DEPTH = 4;
-const BEGIN = '*** Begin Patch';
-const END = '*** End Patch';
 const FILE_HEADER = /^\*\*\* (?:Add|Update|Delete) File: \S/;
 /** `apply_patch <<'EOF'` alone: no `cd`, no pipe, no other command, any delimiter word. */
 const HEREDOC_OPENER = /^(?:apply_patch|applypatch)[ \t]*<<[ \t]*(['"]?)([A-Za-z_][\w-]*)\1[ \t]*$/;
 
-type Rescuer = { kind: PatchRescueKind; apply: (text: string) => string | null };
-
-const RESCUERS: readonly Rescuer[] = [
+const RESCUERS: readonly Unwrapper<PatchRescueKind>[] = [
   { kind: 'json_wrapper', apply: removeJsonWrapper },
   { kind: 'code_fence', apply: removeCodeFence },
   { kind: 'shell_heredoc', apply: removeApplyPatchHeredoc },
@@ -53,15 +50,9 @@ export function findSafePatchRescue(input: string): PatchRescue | null {
   if (input.trim() === '' || judgeAsCodex(input).accepted) return null;
   let stage: PatchRescue = { input, kinds: [] };
   for (let depth = 0; depth < MAX_RESCUE_DEPTH; depth += 1) {
-    let next: PatchRescue | null = null;
-    for (const rescuer of RESCUERS) {
-      const result = rescuer.apply(stage.input);
-      if (result !== null && result !== stage.input) {
-        next = { input: result, kinds: [...stage.kinds, rescuer.kind] };
-        break;
-      }
-    }
-    if (next === null) return null;
+    const peeled = peelOnce(stage.input, RESCUERS);
+    if (peeled === null) return null;
+    const next: PatchRescue = { input: peeled.text, kinds: [...stage.kinds, peeled.kind] };
     if (judgeAsCodex(next.input).accepted) return next;
     stage = next;
   }
@@ -83,6 +74,6 @@ export function removeApplyPatchHeredoc(text: string): string | null {
 /** `*** Update File: …` … `*** End Patch` with only the first marker missing. */
 function addMissingBegin(text: string): string | null {
   const trimmed = text.trim();
-  if (!FILE_HEADER.test(trimmed) || !trimmed.endsWith(`\n${END}`)) return null;
-  return `${BEGIN}\n${trimmed}\n`;
+  if (!FILE_HEADER.test(trimmed) || !trimmed.endsWith(`\n${PATCH_END}`)) return null;
+  return `${PATCH_BEGIN}\n${trimmed}\n`;
 }

@@ -1,4 +1,25 @@
 import { randomBytes } from 'node:crypto';
+import type { ChatRequest } from '../chat/chat-completions-api.ts';
+import type { ChatRequestParts } from './chat-request-parts.ts';
+import { PASSTHROUGH_FIELDS } from './passthrough-text.ts';
+
+/*
+ * The outbound encoding: how a Codex request body becomes the bytes of the Chat request the backend
+ * receives. One path for every request:
+ *
+ *   1. parse (`parseRequestBody`): the body as JSON. From LARGE_BODY_BYTES on, its long string values
+ *      are first cut out and stand in the parsed body as placeholders (below), because
+ *      decoding, parsing and serialising megabytes of history text again is most of what a long
+ *      session's request costs. Every field the lowering reads gets its real text back at once; only
+ *      the fields whose text the lowering copies into the Chat request keep their placeholders.
+ *   2. lower (lower/convert-responses-request-to-chat-request.ts): those fields are typed
+ *      `PassthroughText` (passthrough-text.ts), which can be copied and joined and nothing else, so
+ *      the compiler refuses any code that would read a placeholder as if it were the text.
+ *   3. encode (`encodeChatRequest`): `JSON.stringify` of the lowered request, cut into parts first when
+ *      the traffic panel keeps them, then each placeholder replaced by its string's original bytes.
+ */
+
+// ---------- long strings carried as bytes ----------
 
 /*
  * Long string values carried through a JSON rewrite without being decoded or re-encoded.
@@ -279,7 +300,7 @@ export class LargeStringTable {
  * then, and `JSON.parse` words the refusal.
  */
 export function extractLargeStrings(bytes: Buffer, options: { minBytes?: number; start?: number } = {}): LargeStringTable | null {
-  // Never an empty string: passthrough text may be compared with '' (outbound-encoding.ts).
+  // Never an empty string: passthrough text may be compared with '' (passthrough-text.ts).
   const minBytes = Math.max(1, options.minBytes ?? DEFAULT_MIN_LARGE_STRING_BYTES);
   const start = options.start ?? 0;
   const nonce = randomBytes(12).toString('hex');
@@ -303,4 +324,199 @@ export function extractLargeStrings(bytes: Buffer, options: { minBytes?: number;
   if (spans.length === 0) return null;
   pieces.push(bytes.toString('utf8', copiedUpTo));
   return new LargeStringTable(bytes, pieces.join(''), spans, nonce);
+}
+
+// ---------- parse ----------
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/*
+ * Which strings keep their placeholders: exactly the passthrough fields (PASSTHROUGH_FIELDS in
+ * passthrough-text.ts). Everything else is restored in place before lowering: the skeleton's objects
+ * are the parse's own, so this costs one assignment per changed field. Assigning to a key parsed as
+ * `__proto__` sets that own property. The list is read through maps, where an item type such as
+ * `constructor` finds nothing.
+ */
+const REQUEST_STRINGS: ReadonlySet<unknown> = new Set(PASSTHROUGH_FIELDS.request);
+const ITEM_STRINGS: ReadonlyMap<unknown, string> = new Map(Object.entries(PASSTHROUGH_FIELDS.itemStrings));
+const ITEM_PARTS: ReadonlyMap<unknown, ReadonlyMap<string, ReadonlySet<unknown>>> = new Map(
+  Object.entries(PASSTHROUGH_FIELDS.itemParts).map(([type, fields]) => [type, new Map(Object.entries(fields).map(([field, kinds]) => [field, new Set<unknown>(kinds)]))]),
+);
+
+function restoreField(target: JsonObject, key: string, table: LargeStringTable): void {
+  const value = target[key];
+  const restored = table.restore(value);
+  if (restored !== value) target[key] = restored;
+}
+
+/** Everything of the part but `text` restored, when the part is of a kind whose text passes through. */
+function restorePart(part: unknown, table: LargeStringTable, kinds: ReadonlySet<unknown>): unknown {
+  if (!isObject(part) || !kinds.has(part['type'])) return table.restore(part);
+  for (const key of Object.keys(part)) if (key !== 'text' || typeof part[key] !== 'string') restoreField(part, key, table);
+  return part;
+}
+
+function restoreParts(parts: unknown, table: LargeStringTable, kinds: ReadonlySet<unknown>): unknown {
+  if (!Array.isArray(parts)) return table.restore(parts);
+  for (let index = 0; index < parts.length; index++) parts[index] = restorePart(parts[index], table, kinds);
+  return parts;
+}
+
+function restoreItemField(item: JsonObject, type: unknown, key: string, table: LargeStringTable): void {
+  const value = item[key];
+  if (typeof value === 'string' && ITEM_STRINGS.get(type) === key) return;
+  const kinds = ITEM_PARTS.get(type)?.get(key);
+  if (kinds !== undefined) item[key] = restoreParts(value, table, kinds);
+  else restoreField(item, key, table);
+}
+
+function restoreItem(item: unknown, table: LargeStringTable): unknown {
+  if (!isObject(item)) return table.restore(item);
+  // The schema's own default: an item with a role and no type is a message.
+  const type = item['type'] === undefined && 'role' in item ? 'message' : item['type'];
+  for (const key of Object.keys(item)) restoreItemField(item, type, key, table);
+  return item;
+}
+
+/** The request parsed from `table.skeleton`, restored in place everywhere but in its passthrough text. */
+export function restoreAllButPassthroughText(body: unknown, table: LargeStringTable): unknown {
+  if (!isObject(body)) return table.restore(body);
+  for (const key of Object.keys(body)) {
+    const value = body[key];
+    if (REQUEST_STRINGS.has(key) && typeof value === 'string') continue;
+    if (key === 'input' && Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) value[index] = restoreItem(value[index], table);
+    } else {
+      restoreField(body, key, table);
+    }
+  }
+  return body;
+}
+
+/**
+ * From this size on a body's long strings are carried as bytes: a 10 MB session costs about half as
+ * much. Below it, finding them costs about what it saves (`npm run bench`).
+ */
+export const LARGE_BODY_BYTES = 256 * 1024;
+
+/** A parsed request body, and the long strings its passthrough text may stand for (null: none). */
+export interface ParsedRequestBody {
+  body: unknown;
+  largeStrings: LargeStringTable | null;
+}
+
+/**
+ * The JSON of a request body already checked to be UTF-8, starting at `start` (after a byte order
+ * mark). `JSON.parse` words any refusal: a body it refuses is never taken, large or not. An empty body
+ * is `{}`, as express.json reads it; validation then names the missing fields.
+ */
+export function parseRequestBody(bytes: Buffer, start: number): ParsedRequestBody {
+  if (bytes.length >= LARGE_BODY_BYTES) {
+    // Null when there is no long string or when the body is not JSON the way one would need it to be.
+    const table = extractLargeStrings(bytes, { start });
+    if (table !== null) {
+      const skeleton = tryParse(table.skeleton);
+      if (skeleton.parsed) return { body: restoreAllButPassthroughText(skeleton.value, table), largeStrings: table };
+    }
+  }
+  const text = bytes.toString('utf8', start);
+  return { body: text.length === 0 ? {} : JSON.parse(text), largeStrings: null };
+}
+
+function tryParse(text: string): { parsed: true; value: unknown } | { parsed: false } {
+  try {
+    return { parsed: true, value: JSON.parse(text) };
+  } catch {
+    return { parsed: false };
+  }
+}
+
+// ---------- the request in parts ----------
+
+/*
+ * A lowered Chat request cut into the parts the traffic panel keeps once each: the head (the request
+ * with `messages` and `tools` emptied), every message, and the tool list. Codex resends the whole
+ * conversation on every turn, so consecutive requests share almost all of these parts.
+ */
+
+export function splitChatRequest(request: ChatRequest): ChatRequestParts {
+  const hasTools = request.tools !== undefined;
+  return {
+    // Emptied, not deleted: the rebuilt request keeps the original key order.
+    head: JSON.stringify({ ...request, messages: [], ...(hasTools ? { tools: [] } : {}) }),
+    messages: request.messages.map((message) => JSON.stringify(message)),
+    tools: hasTools ? JSON.stringify(request.tools) : null,
+  };
+}
+
+const MESSAGES_PLACEHOLDER = '"messages":[]';
+const TOOLS_PLACEHOLDER = '"tools":[]';
+
+/**
+ * The parts put back together: exactly `JSON.stringify(request)`, so a bridge that serialises a
+ * request by parts for the panel sends those same bytes upstream instead of serialising it twice.
+ * The placeholders are found by their first occurrence: only `model` (a JSON string, whose quotes are
+ * all escaped) comes before them in the head, so the first unescaped `"messages":[]` is the key.
+ */
+export function joinChatRequestParts(parts: ChatRequestParts): string {
+  const { head } = parts;
+  const messagesAt = head.indexOf(MESSAGES_PLACEHOLDER);
+  if (messagesAt === -1) throw new Error('the request head has no messages placeholder');
+  const afterMessages = messagesAt + MESSAGES_PLACEHOLDER.length;
+  const messages = `"messages":[${parts.messages.join(',')}]`;
+  if (parts.tools === null) return `${head.slice(0, messagesAt)}${messages}${head.slice(afterMessages)}`;
+  // Looked up in the head itself, where nothing but the placeholders can spell it.
+  const toolsAt = head.indexOf(TOOLS_PLACEHOLDER, afterMessages);
+  if (toolsAt === -1) throw new Error('the request head has no tools placeholder');
+  return `${head.slice(0, messagesAt)}${messages}${head.slice(afterMessages, toolsAt)}"tools":${parts.tools}${head.slice(toolsAt + TOOLS_PLACEHOLDER.length)}`;
+}
+
+// ---------- encode ----------
+
+/** A lowered request ready to send, and what the traffic panel may read of it. */
+export interface EncodedChatRequest {
+  /** What goes upstream. */
+  body: string | Buffer;
+  /** The request as objects, with real text (built on first read when it held placeholders). */
+  readRequest: () => ChatRequest;
+  /** The request cut into the panel's parts (`splitChatRequest`), with real text; null unless asked for. */
+  readParts: (() => ChatRequestParts) | null;
+}
+
+function once<T>(compute: () => T): () => T {
+  let computed: { value: T } | null = null;
+  return () => (computed ??= { value: compute() }).value;
+}
+
+/**
+ * Serialises a lowered request once. With `byParts` it is serialised part by part and the parts joined
+ * (the same text as one `JSON.stringify`), so the panel keeps the parts without a second serialisation.
+ * With `largeStrings`, the placeholders in the text are replaced by the long strings' bytes; whatever
+ * reads the request or its parts for the panel gets the real text, built only when it is read.
+ */
+export function encodeChatRequest(request: ChatRequest, options: { byParts: boolean; largeStrings: LargeStringTable | null }): EncodedChatRequest {
+  const { largeStrings: table } = options;
+  const parts = options.byParts ? splitChatRequest(request) : null;
+  const text = parts ? joinChatRequestParts(parts) : JSON.stringify(request);
+  if (table === null) return { body: text, readRequest: () => request, readParts: parts ? () => parts : null };
+  return {
+    body: expand(table, text),
+    readRequest: once(() => table.restore(request)),
+    readParts: parts ? once(() => ({ head: expand(table, parts.head).toString('utf8'), messages: parts.messages.map((part) => expand(table, part).toString('utf8')), tools: parts.tools === null ? null : expand(table, parts.tools).toString('utf8') })) : null,
+  };
+}
+
+/**
+ * Passthrough text is only ever copied or joined, so every placeholder stands directly inside a string
+ * value of the serialised request, the one form the splice takes. Anything else is a bug in the
+ * lowering: it fails the request, loudly, and never sends a placeholder.
+ */
+function expand(table: LargeStringTable, text: string): Buffer {
+  const bytes = table.expand(text);
+  if (bytes === null) throw new Error('the lowered request holds a placeholder for a long string of the body outside a passthrough text');
+  return bytes;
 }

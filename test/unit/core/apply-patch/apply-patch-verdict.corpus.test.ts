@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { judgeAsCodex } from '../../../../src/core/lift/apply-patch-verdict.ts';
+import { judgeAsCodex } from '../../../../src/core/apply-patch/apply-patch-verdict.ts';
 import { isRepairReported, readPatchCorpus, runCorpusCase, type CorpusCase, type CorpusRun } from '../../../support/patch-corpus.ts';
 
 /*

@@ -8,7 +8,7 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
-import { findFreePort } from '../support/bridge-harness.ts';
+import { findFreePort } from '../src/server/free-port.ts';
 
 export const CHROMIUM_ARGUMENTS = [
   '--no-sandbox',

@@ -3,16 +3,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { resolveBridgeOptions, type BridgeOptions } from '../../../src/core/bridge-options.ts';
-import { splitChatRequest } from '../../../src/core/chat-request-fragments.ts';
-import { extractLargeStrings, LargeStringTable } from '../../../src/core/large-json-strings.ts';
-import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
-import { encodeChatRequest, restoreAllButPassthroughText } from '../../../src/core/outbound-encoding.ts';
-import { createWarningLedger } from '../../../src/core/warnings.ts';
-import { fixturePath } from '../../support/fixtures.ts';
+import { resolveBridgeOptions, type BridgeOptions } from '../../../../src/core/bridge-options.ts';
+import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../../../../src/core/lower/convert-responses-request-to-chat-request.ts';
+import { encodeChatRequest, extractLargeStrings, LargeStringTable, restoreAllButPassthroughText, splitChatRequest } from '../../../../src/core/outbound/outbound-encoding.ts';
+import { createWarningLedger } from '../../../../src/core/warnings.ts';
+import { fixturePath } from '../../../support/fixtures.ts';
 
 /*
- * A large body's long strings are carried as bytes through lowering (large-json-strings.ts). Whatever
+ * A large body's long strings are carried as bytes through lowering (outbound-encoding.ts). Whatever
  * the body, the backend must receive the same request as with a full parse and serialisation, the panel
  * must see the same request and warnings, and a body JSON.parse refuses must never be taken.
  */

@@ -2,9 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { parseJson } from '../../../src/core/parse-json.ts';
-import { labelRoundTrip } from '../../../src/core/round-trip-label.ts';
-import { fixturePath } from '../../support/fixtures.ts';
+import { parseJson } from '../../../../src/core/parse-json.ts';
+import { labelRoundTrip } from '../../../../src/core/traffic/round-trip-label.ts';
+import { fixturePath } from '../../../support/fixtures.ts';
 
 /*
  * What a round trip is for Codex, from its `x-codex-turn-metadata` header: the values below are the

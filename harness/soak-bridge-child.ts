@@ -1,5 +1,5 @@
 import { GCProfiler } from 'node:v8';
-import { startBridgeServer } from '../../src/server/start-server.ts';
+import { startBridgeServer } from '../src/server/start-server.ts';
 
 /*
  * The soak's bridge in a process of its own, bundled like dist/cli.js, so its RSS is the bridge's

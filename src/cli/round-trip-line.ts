@@ -1,6 +1,6 @@
-import type { ExchangeEndEvent, ExchangeOutcome, ExchangeStartEvent } from './traffic-event.ts';
-import type { BridgeWarning } from './warnings.ts';
-import { styled, type StyledText, type TerminalLine, type TerminalStyle } from './terminal-text.ts';
+import type { ExchangeEndEvent, ExchangeOutcome, ExchangeStartEvent } from '../core/traffic/traffic-event.ts';
+import type { BridgeWarning } from '../core/warnings.ts';
+import { styled, type StyledText, type TerminalLine, type TerminalStyle } from '../core/terminal-text.ts';
 
 /**
  * The terminal's live view of `serve`: one compact line per round trip, and one line of its own per

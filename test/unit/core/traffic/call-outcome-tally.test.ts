@@ -1,10 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { countCallOutcomes, formatCallOutcomeLine } from '../../../src/core/call-outcome-tally.ts';
-import type { ResponsesOutputItem } from '../../../src/core/responses/responses-output.ts';
-import { createWarning } from '../../../src/core/warnings.ts';
-import { createCallTallyListener } from '../../../src/cli/call-tally.ts';
-import { customCall, endEvent, startEvent } from '../../support/traffic-events.ts';
+import { countCallOutcomes, formatCallOutcomeLine } from '../../../../src/core/traffic/call-outcome-tally.ts';
+import type { ResponsesOutputItem } from '../../../../src/core/responses/responses-output.ts';
+import { createWarning } from '../../../../src/core/warnings.ts';
+import { createCallTallyListener } from '../../../../src/cli/call-tally.ts';
+import { customCall, endEvent, startEvent } from '../../../support/traffic-events.ts';
 
 const call = (callId: string): ResponsesOutputItem => ({ type: 'custom_tool_call', id: `ctc_${callId}`, call_id: callId, name: 'apply_patch', input: 'x', status: 'completed' });
 

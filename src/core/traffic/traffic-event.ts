@@ -1,8 +1,9 @@
-import type { ChatRequest } from './chat/chat-completions-api.ts';
-import type { ToolSummary } from './lower/tool-summary.ts';
-import type { ResponsesOutputItem, ResponsesUsage } from './responses/responses-output.ts';
+import type { ChatRequest } from '../chat/chat-completions-api.ts';
+import type { ToolSummary } from '../lower/tool-summary.ts';
+import type { ResponsesOutputItem, ResponsesUsage } from '../responses/responses-output.ts';
+import type { ChatRequestParts } from '../outbound/chat-request-parts.ts';
 import type { RoundTripLabel } from './round-trip-label.ts';
-import type { BridgeWarning } from './warnings.ts';
+import type { BridgeWarning } from '../warnings.ts';
 
 /**
  * Live traffic, one exchange per Codex request. The server emits these to an
@@ -84,44 +85,3 @@ export interface ExchangeRejectedEvent {
 export type TrafficEvent = ExchangeStartEvent | ExchangeDeltaEvent | ExchangeEndEvent | ExchangeRejectedEvent;
 
 export type TrafficListener = (event: TrafficEvent) => void;
-
-/** Where one part of an encoded lowered request is in its buffer, and a hash of its (redacted) bytes. */
-export interface EncodedFragment {
-  hash: string;
-  offset: number;
-  length: number;
-}
-
-/** A lowered request as the JSON text of its parts; the head keeps the request's key order (chat-request-fragments.ts). */
-export interface ChatRequestParts {
-  head: string;
-  messages: string[];
-  tools: string | null;
-}
-
-/** A lowered request cut into its head, messages and tool list, encoded by chat-request-fragments.ts. */
-export interface EncodedChatRequest {
-  /** Every part's UTF-8 bytes back to back; its buffer is the request's alone, so it can be transferred. */
-  bytes: Uint8Array;
-  head: EncodedFragment;
-  messages: EncodedFragment[];
-  tools: EncodedFragment | null;
-}
-
-/**
- * The start event as the bridge's worker thread hands it to the extension host: the lowered request
- * arrives serialised, redacted and hashed part by part (chat-request-fragments.ts) instead of as
- * objects, so receiving it costs the host's thread a lookup per part, not a structured clone.
- */
-export interface EncodedExchangeStartEvent extends Omit<ExchangeStartEvent, 'loweredRequest'> {
-  encodedRequest: EncodedChatRequest;
-}
-
-/**
- * What the extension host hears from a bridge in a worker thread, its own or the one it follows in
- * another window: every event as the bridge reports it, but the start always encoded. The traffic
- * store takes this one form.
- */
-export type BridgeTrafficEvent = Exclude<TrafficEvent, ExchangeStartEvent> | EncodedExchangeStartEvent;
-
-export type BridgeTrafficListener = (event: BridgeTrafficEvent) => void;

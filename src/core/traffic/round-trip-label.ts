@@ -1,4 +1,4 @@
-import { isPlainObject, parseJson } from './parse-json.ts';
+import { isPlainObject, parseJson } from '../parse-json.ts';
 
 /*
  * What one round trip is for Codex, read from the `x-codex-turn-metadata` request header (JSON):

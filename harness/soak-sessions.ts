@@ -1,7 +1,7 @@
 import { Agent, request } from 'undici';
-import { SseDecoder } from '../../src/core/sse/sse-decoder.ts';
-import type { ExchangeOutcome } from '../../src/core/traffic-event.ts';
-import { createRandom } from '../support/deterministic-random.ts';
+import { SseDecoder } from '../src/core/sse/sse-decoder.ts';
+import type { ExchangeOutcome } from '../src/core/traffic/traffic-event.ts';
+import { createRandom } from './deterministic-random.ts';
 import { SOAK_PATCH } from './soak-backend.ts';
 import { createRequestBody, pickScenario, type Scenario } from './soak-workload.ts';
 

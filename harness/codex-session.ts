@@ -13,13 +13,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { ChatFunctionTool, ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
-import type { CodexToolSurface } from '../../../src/core/model-catalog/model-catalog-entry.ts';
-import type { RoundTripLabel } from '../../../src/core/round-trip-label.ts';
-import type { ExchangeStartEvent, TrafficEvent } from '../../../src/core/traffic-event.ts';
-import { applyCodexConfigWrite } from '../../../src/codex-config/apply-codex-config-write.ts';
-import { planCodexConfigWrite } from '../../../src/codex-config/plan-codex-config-write.ts';
-import { startBridgeServer, type BridgeServerConfig, type RunningBridge } from '../../../src/server/start-server.ts';
+import type { ChatFunctionTool, ChatRequest } from '../src/core/chat/chat-completions-api.ts';
+import type { CodexToolSurface } from '../src/core/model-catalog/model-catalog-entry.ts';
+import type { RoundTripLabel } from '../src/core/traffic/round-trip-label.ts';
+import type { ExchangeStartEvent, TrafficEvent } from '../src/core/traffic/traffic-event.ts';
+import { applyCodexConfigWrite } from '../src/codex-config/apply-codex-config-write.ts';
+import { planCodexConfigWrite } from '../src/codex-config/plan-codex-config-write.ts';
+import { startBridgeServer, type BridgeServerConfig, type RunningBridge } from '../src/server/start-server.ts';
 import {
   startMockBackend,
   type EngineProfile,
@@ -27,13 +27,19 @@ import {
   type MockBackendOptions,
   type MockTurn,
   type RecordedRequest,
-} from '../../../mock-backend/create-mock-backend.ts';
+} from '../mock-backend/create-mock-backend.ts';
 
-const repositoryRoot = resolve(__dirname, '..', '..', '..');
+const repositoryRoot = resolve(__dirname, '..');
 
 export const CODEX_PROFILE = 'e2e';
 export const CODEX_PROVIDER_ID = 'freeform-bridge-e2e';
 export const CODEX_MODEL = 'qwen3-coder';
+/**
+ * How the tests, the demo and the screenshots run Codex on their scratch repositories: as root in a
+ * container, Codex's own sandbox often cannot start, and it is not what they exercise. What a user is
+ * told to run keeps the sandbox (`-s workspace-write`).
+ */
+export const WITHOUT_CODEX_SANDBOX = ['--dangerously-bypass-approvals-and-sandbox'] as const;
 
 /** `CODEX_BIN` when set, else the pinned devDependency. */
 export function resolveCodexBinary(): string {
@@ -339,8 +345,7 @@ export async function startCodexBridgeSession(options: CodexBridgeSessionOptions
       CODEX_PROFILE,
       '--json',
       '--ephemeral',
-      // Root in a container: Codex's sandbox is not what is under test here.
-      '--dangerously-bypass-approvals-and-sandbox',
+      ...WITHOUT_CODEX_SANDBOX,
       ...providerArguments,
       ...(runOptions.extraArguments ?? []),
       prompt,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeToolCalls, formatClockTime, formatDuration, formatRoundTripLine, formatWarningLine } from '../../../src/core/round-trip-line.ts';
+import { describeToolCalls, formatClockTime, formatDuration, formatRoundTripLine, formatWarningLine } from '../../../src/cli/round-trip-line.ts';
 import { renderTerminalText, type TerminalLine } from '../../../src/core/terminal-text.ts';
 import { customCall, endEvent, functionCall, grammarWarning } from '../../support/traffic-events.ts';
 

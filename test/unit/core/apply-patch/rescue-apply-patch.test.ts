@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { findSafePatchRescue, removeApplyPatchHeredoc } from '../../../../src/core/lift/rescue-apply-patch.ts';
+import { findSafePatchRescue, removeApplyPatchHeredoc } from '../../../../src/core/apply-patch/rescue-apply-patch.ts';
 
 const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-hello\n+world\n*** End Patch\n';
 

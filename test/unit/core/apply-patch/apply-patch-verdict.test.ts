@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { judgeApplyPatchInput, judgeAsCodex } from '../../../../src/core/lift/apply-patch-verdict.ts';
+import { judgeApplyPatchInput, judgeAsCodex } from '../../../../src/core/apply-patch/apply-patch-verdict.ts';
 
 /* The judge restates Codex 0.171's parser; test/integration/codex/patch-corpus-codex.test.ts checks it against the binary. */
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { resolveBridgeOptions } from '../../../src/core/bridge-options.ts';
-import type { ChatRequest } from '../../../src/core/chat/chat-completions-api.ts';
-import { joinChatRequestParts, splitChatRequest } from '../../../src/core/chat-request-fragments.ts';
-import { convertResponsesRequestToChatRequest } from '../../../src/core/lower/convert-responses-request-to-chat-request.ts';
-import { createWarningLedger } from '../../../src/core/warnings.ts';
-import { fixturePath } from '../../support/fixtures.ts';
+import { resolveBridgeOptions } from '../../../../src/core/bridge-options.ts';
+import type { ChatRequest } from '../../../../src/core/chat/chat-completions-api.ts';
+import { joinChatRequestParts, splitChatRequest } from '../../../../src/core/outbound/outbound-encoding.ts';
+import { convertResponsesRequestToChatRequest } from '../../../../src/core/lower/convert-responses-request-to-chat-request.ts';
+import { createWarningLedger } from '../../../../src/core/warnings.ts';
+import { fixturePath } from '../../../support/fixtures.ts';
 
 /*
  * A bridge that keeps the parts of each lowered request for its panel sends their joined text

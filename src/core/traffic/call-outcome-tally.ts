@@ -1,5 +1,5 @@
-import type { ResponsesOutputItem } from './responses/responses-output.ts';
-import type { BridgeWarning, WarningKind } from './warnings.ts';
+import type { ResponsesOutputItem } from '../responses/responses-output.ts';
+import type { BridgeWarning, WarningKind } from '../warnings.ts';
 
 /*
  * How the tool calls a model wrote arrived, so models and settings can be compared: valid as written,

@@ -9,7 +9,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { startMockBackend, type MockTurn, type RecordedRequest } from '../../mock-backend/create-mock-backend.ts';
+import { startMockBackend, type MockTurn, type RecordedRequest } from '../mock-backend/create-mock-backend.ts';
 
 export const SOAK_PATCH = '*** Begin Patch\n*** Add File: soak.txt\n+soak "quoted" — ✓\n*** End Patch\n';
 
@@ -83,7 +83,7 @@ export interface SoakBackendProcess {
 
 /** This backend in a process of its own (run from the repository's root, as the tests and the bench are). */
 export async function startSoakBackend(): Promise<SoakBackendProcess> {
-  const child = fork(resolve(process.cwd(), 'test/load/soak-backend.ts'), [], {
+  const child = fork(resolve(process.cwd(), 'harness/soak-backend.ts'), [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, FREEFORM_BRIDGE_SOAK_BACKEND: '1' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
