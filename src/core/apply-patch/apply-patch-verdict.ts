@@ -31,6 +31,14 @@ const END_OF_FILE = '*** End of File';
 const BARE_HEREDOC_OPENERS = new Set(['<<EOF', "<<'EOF'", '<<"EOF"']);
 /** A unified-diff range header: Codex takes it for a context line and then cannot find it in the file. */
 const UNIFIED_RANGE = /^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@/;
+/**
+ * Unicode White_Space, what Rust's `str::trim` strips. JavaScript's `trim` differs on two characters:
+ * it strips U+FEFF (a byte-order mark, which Codex keeps, so `\uFEFF*** Begin Patch` is refused) and
+ * keeps U+0085 (NEL, which Codex strips, so a marker followed by NEL is accepted).
+ */
+const RUST_WHITE_SPACE = '\t\n\v\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000';
+const LEADING_WHITE_SPACE = new RegExp(`^[${RUST_WHITE_SPACE}]+`);
+const TRAILING_WHITE_SPACE = new RegExp(`[${RUST_WHITE_SPACE}]+$`);
 
 /** `strictGrammarMatch`: whether the text matches the tool's declared grammar (the caller's matcher). */
 export function judgeApplyPatchInput(text: string, strictGrammarMatch: boolean): ApplyPatchVerdict {
@@ -43,7 +51,7 @@ export function judgeApplyPatchInput(text: string, strictGrammarMatch: boolean):
 export function judgeAsCodex(text: string): CodexPatchJudgement {
   // Codex trims the whole text, then splits lines the way Rust's `lines()` does (a CR before LF goes).
   const leading = countLeadingLines(text);
-  const lines = splitLines(text.trim());
+  const lines = splitLines(rustTrim(text));
   let body = checkBoundaries(lines);
   let offset = leading;
   if (body === null && lines.length >= 4 && BARE_HEREDOC_OPENERS.has(lines[0] as string) && (lines.at(-1) as string).endsWith('EOF')) {
@@ -51,7 +59,7 @@ export function judgeAsCodex(text: string): CodexPatchJudgement {
     offset += 1;
   }
   if (body === null) {
-    const first = lines[0]?.trim();
+    const first = lines[0] === undefined ? undefined : rustTrim(lines[0]);
     if (first !== BEGIN) return reject("the first line must be '*** Begin Patch'", leading + 1);
     return reject("the last line must be '*** End Patch'", leading + lines.length);
   }
@@ -60,7 +68,7 @@ export function judgeAsCodex(text: string): CodexPatchJudgement {
   let index = 0;
   while (index < body.length) {
     const lineNumber = offset + 2 + index;
-    const header = (body[index] as string).trim();
+    const header = rustTrim(body[index] as string);
     if (header.startsWith(ADD)) {
       index += 1;
       while (index < body.length && (body[index] as string).startsWith('+')) index += 1;
@@ -92,7 +100,9 @@ function readUpdate(body: readonly string[], start: number, firstLineNumber: num
   let chunks = 0;
   while (index < body.length) {
     const line = body[index] as string;
-    if (line.trim() === '') {
+    // Only an empty line separates hunks: Codex 0.171 does not trim here, so a line of spaces, a tab
+    // or a NEL starts a hunk and is refused as one.
+    if (line === '') {
       index += 1;
       continue;
     }
@@ -157,7 +167,7 @@ function isFileLinePair(body: readonly string[], index: number): boolean {
 /** Body lines between the markers, or null when the first or last line is not a marker. */
 function checkBoundaries(lines: readonly string[]): readonly string[] | null {
   if (lines.length < 2) return null;
-  if ((lines[0] as string).trim() !== BEGIN || (lines.at(-1) as string).trim() !== END) return null;
+  if (rustTrim(lines[0] as string) !== BEGIN || rustTrim(lines.at(-1) as string) !== END) return null;
   return lines.slice(1, -1);
 }
 
@@ -170,8 +180,13 @@ function splitLines(text: string): string[] {
 
 /** Lines removed by the leading trim, so reported line numbers count in the text as given. */
 function countLeadingLines(text: string): number {
-  const removed = text.slice(0, text.length - text.trimStart().length);
+  const removed = LEADING_WHITE_SPACE.exec(text)?.[0] ?? '';
   return removed.split('\n').length - 1;
+}
+
+/** Rust's `str::trim`: Codex trims the whole text, the two marker lines and each file header so. */
+export function rustTrim(text: string): string {
+  return text.replace(LEADING_WHITE_SPACE, '').replace(TRAILING_WHITE_SPACE, '');
 }
 
 function reject(reason: string, line: number | null): CodexPatchJudgement {
