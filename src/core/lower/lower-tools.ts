@@ -409,7 +409,8 @@ function dropHostedTool(candidate: ToolCandidate, member: HostedMember): Candida
   const name = typeof declaredName === 'string' && declaredName !== '' ? declaredName : kind;
   const reason =
     kind === 'tool_search'
-      ? 'client tool search is not lowered (its call shape toward Codex is unverified)'
+      ? // Seeing it means Codex was not run with the bridge's catalog: the fix is the profile, not the bridge.
+        "client tool search is not lowered: Codex declares it only for a model whose catalog entry sets supports_search_tool (every built-in OpenAI model name does) and then hides every MCP tool behind it, so the model sees no MCP tool; use the bridge's profile or catalog (freeform-bridge codex-config, or Write Codex Config in VS Code), whose model entry leaves supports_search_tool unset"
       : `hosted tool kind '${kind}' cannot run on a Chat Completions backend`;
   const warning = createWarning('hosted_tool_dropped', `${reason}; '${kind}' tools are dropped (shown once per process)`, { tool: name });
   return {

@@ -76,6 +76,8 @@ export function renderModelCatalogEntry(options: ModelCatalogEntryOptions): Reco
     support_verbosity: false,
     truncation_policy: { mode: 'tokens', limit: 10000 },
     experimental_supported_tools: [],
+    // No `supports_search_tool`: with it Codex hides every MCP tool behind a client `tool_search`,
+    // which a Chat Completions engine cannot run, so the model would see no MCP tool at all.
     input_modalities: [...options.inputModalities],
     base_instructions: options.toolSurface === 'functions' ? BASE_INSTRUCTIONS : `${BASE_INSTRUCTIONS} ${SURFACE_INSTRUCTIONS[options.toolSurface]}`,
   };
