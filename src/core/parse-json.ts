@@ -74,3 +74,50 @@ export function isSameJsonValue(left: unknown, right: unknown): boolean {
   }
   return index === leftKeys.length;
 }
+
+/**
+ * The keys of the outermost object in `text` that appear more than once, in first-seen order. JSON.parse
+ * keeps the last value of a repeated key without a word, so whoever unwraps one value must ask this
+ * first. Scans the text once; meant for text that parses (anything else gives a best-effort answer).
+ */
+export function findDuplicateTopLevelKeys(text: string): string[] {
+  const seen = new Set<string>();
+  const duplicates: string[] = [];
+  let depth = 0;
+  let expectingKey = false;
+  let outermostIsObject = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text.charAt(index);
+    if (char === '"') {
+      const end = findStringEnd(text, index);
+      if (depth === 1 && expectingKey) {
+        const raw = text.slice(index, end + 1);
+        const decoded = parseJson(raw);
+        const key = decoded.success && typeof decoded.value === 'string' ? decoded.value : raw;
+        if (seen.has(key) && !duplicates.includes(key)) duplicates.push(key);
+        seen.add(key);
+        expectingKey = false;
+      }
+      index = end;
+    } else if (char === '{' || char === '[') {
+      depth += 1;
+      if (depth === 1) outermostIsObject = char === '{';
+      expectingKey = depth === 1 && outermostIsObject;
+    } else if (char === '}' || char === ']') {
+      depth -= 1;
+    } else if (char === ',' && depth === 1 && outermostIsObject) {
+      expectingKey = true;
+    }
+  }
+  return duplicates;
+}
+
+/** Index of the quote closing the string that opens at `start` (the last index when it never closes). */
+function findStringEnd(text: string, start: number): number {
+  for (let index = start + 1; index < text.length; index += 1) {
+    const char = text.charAt(index);
+    if (char === '\\') index += 1;
+    else if (char === '"') return index;
+  }
+  return text.length - 1;
+}

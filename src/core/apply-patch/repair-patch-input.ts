@@ -1,4 +1,4 @@
-import type { Unwrapper } from '../unwrap-payload.ts';
+import { changesDirectory, type Unwrapper } from '../unwrap-payload.ts';
 
 /*
  * The opt-in repairs that only a `*** Begin Patch … *** End Patch` grammar gets
@@ -53,7 +53,8 @@ function normaliseMarkerLine(line: string, marker: string, word: string): string
 
 /**
  * Prose around exactly one `*** Begin Patch` … `*** End Patch` block. Risky (the dropped text is gone
- * from what runs), so only ever offered as an opt-in repair; with two blocks there is no single reading.
+ * from what runs), so only ever offered as an opt-in repair; with two blocks there is no single reading,
+ * and prose that changes directory is never dropped.
  */
 export function removeSurroundingProse(text: string): string | null {
   const lines = text.split('\n');
@@ -63,5 +64,7 @@ export function removeSurroundingProse(text: string): string | null {
   const begin = begins[0] as number;
   const end = ends[0] as number;
   if (end <= begin) return null;
+  // `cd dir && apply_patch <<'EOF'` before the patch says where it applies: never dropped.
+  if (changesDirectory(lines.slice(0, begin).join('\n')) || changesDirectory(lines.slice(end + 1).join('\n'))) return null;
   return `${lines.slice(begin, end + 1).join('\n')}\n`;
 }

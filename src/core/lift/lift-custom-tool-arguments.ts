@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
-import { isPlainObject, parseJson } from '../parse-json.ts';
+import { findDuplicateTopLevelKeys, isPlainObject, parseJson } from '../parse-json.ts';
+import { findMeaningfulSibling } from '../unwrap-payload.ts';
 import { createWarning, type BridgeWarning, type WarningKind } from '../warnings.ts';
 
 /*
@@ -112,6 +113,13 @@ function liftFromObject(
   warnings: BridgeWarning[],
 ): LiftedCustomInput {
   const keys = Object.keys(object);
+  const payloadKey = Object.hasOwn(object, CUSTOM_INPUT_PARAMETER) ? CUSTOM_INPUT_PARAMETER : keys.length === 1 ? keys[0] : undefined;
+  const sibling = payloadKey === undefined ? null : findMeaningfulSibling(object, payloadKey, findDuplicateTopLevelKeys(objectText));
+  if (sibling !== null) {
+    // Taking the payload out would drop what the other key says; Codex then tells the model what it got.
+    warnings.push(warn('extra_keys', `the arguments were delivered as written, not unwrapped: ${sibling}`));
+    return { truncated: false, input: objectText, warnings };
+  }
 
   if (Object.hasOwn(object, CUSTOM_INPUT_PARAMETER)) {
     const payload = object[CUSTOM_INPUT_PARAMETER];

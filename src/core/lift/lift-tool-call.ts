@@ -6,6 +6,7 @@ import type { ToolMap, ToolMapEntry } from '../tool-map.ts';
 import { createWarning, type BridgeWarning } from '../warnings.ts';
 import type { ResponsesCustomToolCallItem, ResponsesFunctionCallItem } from '../responses/responses-output.ts';
 import { judgeAsCodex } from '../apply-patch/apply-patch-verdict.ts';
+import { removeApplyPatchHeredoc } from '../apply-patch/rescue-apply-patch.ts';
 import { isUnterminatedJsonPrefix, liftCustomToolArguments } from './lift-custom-tool-arguments.ts';
 
 /*
@@ -107,16 +108,20 @@ function liftBridgedCustomCall(input: LiftToolCallInput, entry: ToolMapEntry): L
 
 /**
  * A code-mode `exec` body that is one whole patch envelope (never valid JavaScript: it starts with
- * `***`) was meant for the patch tool; it becomes the call of the `tools.apply_patch` helper that
- * `exec` declares, with the patch as a string literal, so it runs instead of failing as a syntax error.
+ * `***`), or that patch in an `apply_patch <<'EOF'` heredoc with no other command (a shell habit, never
+ * valid JavaScript either), was meant for the patch tool; it becomes the call of the `tools.apply_patch`
+ * helper that `exec` declares, with the patch as a string literal, so it runs instead of failing as a
+ * syntax error.
  */
 function patchAsExecHelperCall(text: string, tool: string, callId: string): { input: string; warnings: BridgeWarning[]; repaired: boolean } | null {
-  const patch = text.trim();
+  const heredocBody = removeApplyPatchHeredoc(text);
+  const patch = (heredocBody ?? text).trim();
   if (!patch.startsWith('*** Begin Patch') || !judgeAsCodex(patch).accepted) return null;
   const input = `text(await tools.apply_patch(${JSON.stringify(`${patch}\n`)}));\n`;
+  const what = heredocBody === null ? 'a patch' : "a patch in an `apply_patch <<'EOF'` shell heredoc";
   const warning = createWarning(
     'grammar_repaired',
-    `the ${tool} input was a patch, not JavaScript; delivered it as a call of the apply_patch helper: text(await tools.apply_patch(…))`,
+    `the ${tool} input was ${what}, not JavaScript; delivered it as a call of the apply_patch helper: text(await tools.apply_patch(…))`,
     { tool, callId, raw: text },
   );
   return { input, warnings: [warning], repaired: true };

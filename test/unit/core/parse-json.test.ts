@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { exceedsJsonNestingDepth, isSameJsonValue } from '../../../src/core/parse-json.ts';
+import { exceedsJsonNestingDepth, findDuplicateTopLevelKeys, isSameJsonValue } from '../../../src/core/parse-json.ts';
 
 function nestedArrays(depth: number): unknown {
   let value: unknown = [];
@@ -36,5 +36,16 @@ describe('isSameJsonValue', () => {
     assert.ok(!isSameJsonValue({ a: null }, { a: {} }));
     assert.ok(!isSameJsonValue({ a: '1' }, { a: 1 }));
     assert.ok(!isSameJsonValue({ deep: [{ x: [0] }] }, { deep: [{ x: [1] }] }));
+  });
+});
+
+describe('findDuplicateTopLevelKeys', () => {
+  it('names each key the outermost object repeats, however it is escaped', () => {
+    assert.deepEqual(findDuplicateTopLevelKeys('{"input": "a", "x": 1, "input": "b", "\\u0078": 2}'), ['input', 'x']);
+  });
+  it('ignores nested objects, strings that look like keys, and arrays', () => {
+    assert.deepEqual(findDuplicateTopLevelKeys('{"a": {"b": 1, "b": 2}, "c": "\\", \\"a\\": 1", "d": ["a", "a"]}'), []);
+    assert.deepEqual(findDuplicateTopLevelKeys('["a", "a"]'), []);
+    assert.deepEqual(findDuplicateTopLevelKeys('{"a": 1}'), []);
   });
 });

@@ -30,3 +30,43 @@ describe('findSafePatchRescue', () => {
     assert.equal(removeApplyPatchHeredoc(`echo hi; apply_patch <<'EOF'\n${patch}EOF`), null);
   });
 });
+
+describe('findSafePatchRescue: never drops what changes the patch', () => {
+  it('leaves a JSON wrapper with a directory, a second patch or a duplicated key as written', () => {
+    assert.equal(findSafePatchRescue(JSON.stringify({ input: patch, workdir: 'dir' })), null);
+    assert.equal(findSafePatchRescue(JSON.stringify({ command: ['apply_patch', patch], workdir: 'dir' })), null);
+    assert.equal(findSafePatchRescue(JSON.stringify({ patch, cwd: 'dir' })), null);
+    assert.equal(findSafePatchRescue(JSON.stringify({ input: patch, backup: patch })), null);
+    assert.equal(findSafePatchRescue(`{"input": ${JSON.stringify(patch)}, "input": ${JSON.stringify(patch)}}`), null);
+  });
+});
+
+describe('findSafePatchRescue: a Python dict literal', () => {
+  const python = (text: string) => findSafePatchRescue(text);
+  it('reads single-quoted strings with Python escapes', () => {
+    const literal = `{'input': '*** Begin Patch\\n*** Update File: a.txt\\n@@\\n-hello\\n+world\\n*** End Patch\\n'}`;
+    assert.deepEqual(python(literal), { input: patch, kinds: ['python_literal'] });
+    const quoted = `{'input': "*** Begin Patch\\n*** Add File: b.txt\\n+it's \\"x\\" \\\\ \\x41\\u00e9\\U0001F600\\t\\n*** End Patch", }`;
+    assert.deepEqual(python(quoted), { input: "*** Begin Patch\n*** Add File: b.txt\n+it's \"x\" \\ A\u00e9\u{1F600}\t\n*** End Patch", kinds: ['python_literal'] });
+    assert.deepEqual(python(`{'patch': '${patch.replaceAll('\n', '\\n')}', 'explanation': 'why'}`), { input: patch, kinds: ['python_literal'] });
+  });
+
+  it('refuses anything with more than one reading or another meaning', () => {
+    const body = patch.replaceAll('\n', '\\n');
+    for (const literal of [
+      `{'input': '${body}', 'workdir': 'src'}`,
+      `{'input': '${body}', 'input': '${body}'}`,
+      `{'input': '${body}' '${body}'}`,
+      `{'input': r'${body}'}`,
+      `{'input': '''${patch}'''}`,
+      `{'input': '${body}\\d'}`,
+      `{'input': '${body}\\\n'}`,
+      `{'input': '${patch}'}`,
+      `{'input': '${body}', 'n': 1}`,
+      `{'input': '${body}'} trailing`,
+      `{'input': '${body}'`,
+    ]) {
+      assert.equal(python(literal), null, literal);
+    }
+  });
+});

@@ -132,3 +132,18 @@ describe('findGrammarRepair: what stays unrepaired', () => {
     assert.equal(findGrammarRepair('', { matches: (text) => exec.match(text).status === 'match', patchEnvelope: false }), null);
   });
 });
+
+describe('findGrammarRepair: never strips a directory change', () => {
+  const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-hello\n+world\n*** End Patch\n';
+  const matchesPatch = (text: string): boolean => text === patch;
+  for (const opener of ["cd dir && apply_patch <<'EOF'", "env -C dir apply_patch <<'EOF'", 'apply_patch --workdir dir <<EOF', "cd dir; apply_patch <<'EOF'", "pushd dir && apply_patch <<'EOF'", "git -C dir apply <<'EOF'"]) {
+    it(opener, () => {
+      assert.equal(findGrammarRepair(`${opener}\n${patch}EOF\n`, { matches: matchesPatch, patchEnvelope: true }), null);
+      assert.equal(findGrammarRepair(`Run this:\n${opener}\n${patch}EOF\n`, { matches: matchesPatch, patchEnvelope: true }), null);
+    });
+  }
+  it('still strips a heredoc or prose that changes no directory', () => {
+    assert.deepEqual(findGrammarRepair(`apply_patch <<'EOF'\n${patch}EOF\n`, { matches: matchesPatch, patchEnvelope: true })?.input, patch);
+    assert.deepEqual(findGrammarRepair(`Here is the patch:\n${patch}Done.\n`, { matches: matchesPatch, patchEnvelope: true })?.input, patch);
+  });
+});

@@ -312,3 +312,37 @@ describe('liftCustomToolArguments: property — every byte form round-trips', ()
     );
   });
 });
+
+describe('liftCustomToolArguments: never unwraps input when another key could change what it does', () => {
+  const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-hello\n+world\n*** End Patch\n';
+  const deliveredAsWritten = (argumentsText: string, named: RegExp): void => {
+    const result = lift(argumentsText);
+    assert.ok(!result.truncated);
+    assert.equal(result.input, argumentsText, 'delivered as written');
+    const warning = result.warnings.find((candidate) => candidate.kind === 'extra_keys');
+    assert.ok(warning !== undefined, argumentsText);
+    assert.match(warning.detail, named);
+    assert.equal(warning.raw, argumentsText);
+  };
+
+  it('keeps a directory beside the patch: workdir, cwd, path', () => {
+    deliveredAsWritten(JSON.stringify({ input: patch, workdir: 'dir' }), /"workdir"/);
+    deliveredAsWritten(JSON.stringify({ cwd: 'dir', input: patch }), /"cwd"/);
+    deliveredAsWritten(JSON.stringify({ input: patch, path: 'src' }), /"path"/);
+    deliveredAsWritten(JSON.stringify({ input: patch, working_directory: 'src', explanation: 'x' }), /"working_directory"/);
+  });
+
+  it('keeps a second patch under another key', () => {
+    deliveredAsWritten(JSON.stringify({ input: patch, patch: patch.replace('world', 'earth') }), /"patch"/);
+  });
+
+  it('keeps a duplicated key, which JSON.parse would settle silently by keeping the last', () => {
+    deliveredAsWritten(`{"input": ${JSON.stringify(patch)}, "input": ${JSON.stringify(patch.replace('world', 'earth'))}}`, /"input".*twice/);
+    deliveredAsWritten(`{"patch": ${JSON.stringify(patch)}, "patch": "*** Begin Patch\\n*** Delete File: a.txt\\n*** End Patch"}`, /"patch".*twice/);
+  });
+
+  it('still ignores a key that only comments, and a duplicated key nested deeper', () => {
+    assert.deepEqual(summarise(lift(JSON.stringify({ input: patch, explanation: 'why' }))), { input: patch, kinds: ['extra_keys'] });
+    assert.deepEqual(summarise(lift(`{"input": ${JSON.stringify(patch)}, "meta": {"a": 1, "a": 2}}`)), { input: patch, kinds: ['extra_keys'] });
+  });
+});

@@ -275,3 +275,26 @@ describe('readChatToolCallArguments', () => {
     assert.equal(readChatToolCallArguments(undefined), '');
   });
 });
+
+describe('liftToolCall: a code-mode exec body that is a patch', () => {
+  const execMap: ToolMap = new Map([entry({ wireName: 'functions__exec', name: 'exec', namespace: 'functions', kind: 'custom', execAppliesPatches: true })]);
+  const patch = '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n';
+  const liftExec = (input: string) => liftToolCall({ wireName: 'functions__exec', argumentsText: JSON.stringify({ input }), callId: 'call_e', finishReason: 'tool_calls', toolMap: execMap });
+
+  it('takes the patch out of an `apply_patch <<EOF` heredoc and calls the helper with it', () => {
+    for (const body of [`apply_patch <<'EOF'\n${patch}EOF\n`, `apply_patch <<"PATCH"\n${patch}PATCH`, `\napplypatch <<EOF\n${patch}EOF\n`]) {
+      const lifted = liftExec(body);
+      assert.equal(lifted.item?.type === 'custom_tool_call' && lifted.item.input, `text(await tools.apply_patch(${JSON.stringify(patch)}));\n`, body);
+      assert.deepEqual(lifted.warnings.map((warning) => [warning.kind, warning.raw]), [['grammar_repaired', body]]);
+      assert.match(lifted.warnings[0]?.detail ?? '', /heredoc/);
+    }
+  });
+
+  it('leaves a heredoc that changes directory, runs more, or holds a patch Codex rejects', () => {
+    for (const body of [`cd src && apply_patch <<'EOF'\n${patch}EOF\n`, `apply_patch <<'EOF'\n${patch}EOF\necho done\n`, `apply_patch <<'EOF'\n${patch.replace('+hi\n', 'hi\n')}EOF\n`]) {
+      const lifted = liftExec(body);
+      assert.equal(lifted.item?.type === 'custom_tool_call' && lifted.item.input, body, body);
+      assert.deepEqual(lifted.warnings, []);
+    }
+  });
+});

@@ -924,14 +924,15 @@ describe('names, namespaces and kinds', () => {
 
 describe('malformed and truncated arguments', () => {
   it('records input_delta_mismatch when the lifted input is not an extension of the deltas', () => {
-    // Duplicate keys: the decoder streams the first value, JSON.parse keeps the last.
+    // Duplicate keys: the decoder streams the first value; which one was meant is unknown, so the done
+    // item carries the arguments as written.
     const { events, translator } = translate([
       chunk({ tool_calls: [toolCallDelta(0, { id: 'call_m', name: 'apply_patch', arguments: '{"input": "first", "input": "second"}' })] }),
       chunk({}, 'tool_calls'),
     ]);
     check(events, { inputDeltaMismatchCallIds: ['call_m'] });
     assert.equal(customInputDeltas(events, 0), 'first');
-    assert.equal(customInputDone(events, 0), 'second', 'the done value wins');
+    assert.equal(customInputDone(events, 0), '{"input": "first", "input": "second"}', 'the done value wins');
     assert.ok(translator.warnings.some((warning) => warning.kind === 'input_delta_mismatch' && warning.callId === 'call_m'));
   });
 
