@@ -18,6 +18,8 @@ export interface CorpusCase {
   id: string;
   source: string;
   class: CorpusClass;
+  /** `exec`: the text is a code-mode exec body; absent: an apply_patch call. */
+  tool?: 'exec';
   note: string;
   finish_reason: string;
   arguments: string;
@@ -26,7 +28,11 @@ export interface CorpusCase {
 }
 
 export interface CorpusRun {
-  /** The delivered input, or null when the call was refused. */
+  /**
+   * The patch text Codex's apply_patch receives, or null when the call was refused. For an exec body
+   * that became the apply_patch helper call, the helper's argument; any other exec body is delivered
+   * as JavaScript, which no patch parser accepts.
+   */
   delivered: string | null;
   /** What the streamed deltas spelt before the done event. */
   streamed: string;
@@ -49,7 +55,11 @@ function readApplyPatchGrammar(): { syntax: string; definition: string } {
 
 const TOOL_MAP: ToolMap = new Map([
   ['apply_patch', { wireName: 'apply_patch', name: 'apply_patch', namespace: null, kind: 'custom', grammar: readApplyPatchGrammar() }],
+  // Code mode's exec grammar accepts any text (a pragma line, then anything), so it is left out here.
+  ['functions__exec', { wireName: 'functions__exec', name: 'exec', namespace: 'functions', kind: 'custom', grammar: null, execAppliesPatches: true }],
 ]);
+/** What the bridge writes when an exec body was a patch: the helper call with the patch as a JSON string literal. */
+const HELPER_CALL = /^text\(await tools\.apply_patch\(("(?:[^"\\]|\\.)*")\)\);\n$/s;
 
 export function runCorpusCase(corpusCase: CorpusCase, grammarRepair: boolean): CorpusRun {
   const translator = new ChatStreamTranslator({ responseId: 'resp_corpus', model: 'mock-engine', createdAt: 1779158289, toolMap: TOOL_MAP, grammarRepair });
@@ -61,8 +71,9 @@ export function runCorpusCase(corpusCase: CorpusCase, grammarRepair: boolean): C
     model: 'mock-engine',
     choices: [{ index: 0, delta, finish_reason: finishReason }],
   });
+  const wireName = corpusCase.tool === 'exec' ? 'functions__exec' : 'apply_patch';
   const events: ResponsesStreamEvent[] = [...translator.start()];
-  events.push(...translator.push(chunk({ tool_calls: [{ index: 0, id: 'call_corpus', type: 'function', function: { name: 'apply_patch', arguments: corpusCase.arguments.slice(0, half) } }] }, null)));
+  events.push(...translator.push(chunk({ tool_calls: [{ index: 0, id: 'call_corpus', type: 'function', function: { name: wireName, arguments: corpusCase.arguments.slice(0, half) } }] }, null)));
   events.push(...translator.push(chunk({ tool_calls: [{ index: 0, function: { arguments: corpusCase.arguments.slice(half) } }] }, null)));
   events.push(...translator.push(chunk({}, corpusCase.finish_reason)));
   events.push(...translator.finish());
@@ -72,6 +83,8 @@ export function runCorpusCase(corpusCase: CorpusCase, grammarRepair: boolean): C
     if (event.type === 'response.custom_tool_call_input.delta') streamed += event.delta;
     if (event.type === 'response.output_item.done' && event.item.type === 'custom_tool_call') delivered = event.item.input;
   }
+  const helperArgument = corpusCase.tool === 'exec' && delivered !== null ? HELPER_CALL.exec(delivered)?.[1] : undefined;
+  if (helperArgument !== undefined) delivered = JSON.parse(helperArgument) as string;
   return { delivered, streamed, warnings: translator.warnings };
 }
 
