@@ -1,6 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DoctorReport } from '../../src/core/doctor/diagnose.ts';
+import { summariseDoctorReport } from '../../src/core/doctor/render-doctor-report.ts';
 import { runEngineDoctor } from '../../src/server/engine-doctor.ts';
 import { findEngineKit, reportMissingEngineKit, startLlamaServer, type LlamaServerOptions, type RunningLlamaServer } from './llama-server.ts';
 
@@ -58,15 +59,31 @@ if (lookup.kit === null) {
       assert.equal(finding(report, 'Tool call').severity, 'ok');
     });
 
-    it('a chat template without tool support: /props says so, the probes prove it, the fix names --chat-template-file', async () => {
+    it('--chat-template chatml: /props shows the override, the doctor names it and says to drop it, the probes prove it', async () => {
       const report = await doctor({ extraArguments: ['--chat-template', 'chatml'] });
       assert.equal(report.codexWouldFail, true);
-      assert.equal(finding(report, 'Tool template').severity, 'error');
-      assert.match(finding(report, 'Tool template').summary, /chat_template_caps\.supports_tools/);
+      const template = finding(report, 'Tool template');
+      assert.equal(template.severity, 'error');
+      assert.match(template.summary, /--chat-template chatml.*chat_template_caps\.supports_tools/);
+      for (const entry of [template, finding(report, 'Tool call'), finding(report, 'Tool call, streamed')]) {
+        assert.match(entry.fix ?? '', /without --chat-template chatml/, entry.check);
+        assert.doesNotMatch(entry.fix ?? '', /--chat-template-file/, entry.check);
+      }
       for (const check of ['Tool call', 'Tool call, streamed']) {
         assert.equal(finding(report, check).severity, 'error', check);
         assert.match(finding(report, check).summary, /came back as text, not as a tool call/);
-        assert.match(finding(report, check).fix ?? '', /--chat-template-file/);
+      }
+    });
+
+    it("serve's start-up line (the quick check) names every problem: the small context and the override", async () => {
+      const server = await startLlamaServer(lookup.kit!, { format: 'hermes', contextSize: 8192, extraArguments: ['--chat-template', 'chatml'] });
+      running.push(server);
+      try {
+        const line = summariseDoctorReport(await runEngineDoctor({ backendUrl: server.backendUrl, apiKey: null, configuredModel: null, probe: false }));
+        assert.match(line, /Tool template: llama-server runs with --chat-template chatml[^|]*; fix: restart llama-server without --chat-template chatml/);
+        assert.match(line, /Context: 8192 tokens[^|]*; fix: restart llama-server with a longer context/);
+      } finally {
+        await server.stop();
       }
     });
 

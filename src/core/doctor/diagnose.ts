@@ -151,6 +151,11 @@ function checkToolTemplate(engine: EngineKind | null, identity: EngineIdentity, 
     findings.push(finding('Tool template', 'warning', `'${model.id}' is not trained for tool use (${model.supportsToolsSource ?? 'engine'}): LM Studio prompts it with its generic tool format, and such models often answer in prose`, adviseToolCalling(engine, model.id, null)));
     return;
   }
+  if (model.supportsTools === false && engine === 'llamacpp' && identity.chatTemplateOverride !== null) {
+    const name = identity.chatTemplateOverride;
+    findings.push(finding('Tool template', 'error', `llama-server runs with --chat-template ${name}, which replaces the model's own template and does not render tools: the model never sees them, and a call it writes anyway comes back as text (${model.supportsToolsSource ?? 'engine'})`, adviseToolCalling(engine, model.id, null, name)));
+    return;
+  }
   if (model.supportsTools === false) {
     const why = engine === 'sglang' ? 'SGLang runs without --tool-call-parser: the model\'s calls come back as plain text' : engine === 'ollama' ? `Ollama says '${model.id}' does not support tools (400 "does not support tools")` : 'the chat template does not render tools: the model never sees them and answers in prose';
     findings.push(finding('Tool template', 'error', `${why} (${model.supportsToolsSource ?? 'engine'})`, adviseToolCalling(engine, model.id, null)));
@@ -181,13 +186,13 @@ function describeProbeFailure(result: ChatProbeResult): string {
   return `the answer came back as text, not as a tool call${written}${quoted} (finish_reason ${result.finishReason ?? 'none'})`;
 }
 
-function checkToolProbe(check: string, engine: EngineKind | null, model: string, result: ChatProbeResult, findings: DoctorFinding[]): boolean {
+function checkToolProbe(check: string, engine: EngineKind | null, model: string, templateOverride: string | null, result: ChatProbeResult, findings: DoctorFinding[]): boolean {
   if (result.outcome === 'answered') {
     const call = result.toolCalls.find((candidate) => candidate.name === PROBE_TOOL_NAME);
     if (call !== undefined) {
       if (!parseableArguments(call.arguments)) {
         const cut = result.finishReason === 'length' ? ' (cut at the probe\'s token limit)' : '';
-        findings.push(finding(check, result.finishReason === 'length' ? 'info' : 'warning', `a ${PROBE_TOOL_NAME} call came back, but its arguments are not a JSON object${cut}`, result.finishReason === 'length' ? null : adviseToolCalling(engine, model, null), 'the bridge recovers inputs from arguments it can read and warns in the traffic panel about the rest'));
+        findings.push(finding(check, result.finishReason === 'length' ? 'info' : 'warning', `a ${PROBE_TOOL_NAME} call came back, but its arguments are not a JSON object${cut}`, result.finishReason === 'length' ? null : adviseToolCalling(engine, model, null, templateOverride), 'the bridge recovers inputs from arguments it can read and warns in the traffic panel about the rest'));
         return true;
       }
       findings.push(finding(check, 'ok', `${PROBE_TOOL_NAME} came back as a tool call`));
@@ -195,7 +200,7 @@ function checkToolProbe(check: string, engine: EngineKind | null, model: string,
     }
   }
   const message = result.outcome === 'refused' ? result.message : null;
-  findings.push(finding(check, 'error', describeProbeFailure(result), adviseToolCalling(engine, model, message)));
+  findings.push(finding(check, 'error', describeProbeFailure(result), adviseToolCalling(engine, model, message, templateOverride)));
   return false;
 }
 
@@ -269,8 +274,8 @@ export function diagnoseEngine(input: DoctorInput): DoctorReport {
   checkToolTemplate(identity.engine, identity, model, findings);
   const probes = input.probes;
   if (probes !== null) {
-    const plain = checkToolProbe('Tool call', identity.engine, model.id, probes.toolCall, findings);
-    const streamed = checkToolProbe('Tool call, streamed', identity.engine, model.id, probes.toolCallStream, findings);
+    const plain = checkToolProbe('Tool call', identity.engine, model.id, identity.chatTemplateOverride, probes.toolCall, findings);
+    const streamed = checkToolProbe('Tool call, streamed', identity.engine, model.id, identity.chatTemplateOverride, probes.toolCallStream, findings);
     const last = findings.at(-1);
     if (plain && !streamed && last !== undefined) last.summary = `works without streaming, but streamed: ${last.summary}`;
     checkReasoningEffort(model, probes.reasoningEffort, findings);

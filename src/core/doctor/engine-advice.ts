@@ -47,8 +47,11 @@ export function quoteForShell(text: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
-/** How to make the engine hand tool calls back as `tool_calls`. */
-export function adviseToolCalling(engine: EngineKind | null, model: string, engineMessage: string | null): string {
+/**
+ * How to make the engine hand tool calls back as `tool_calls`. `templateOverride`: the name llama-server
+ * was given with `--chat-template`, which replaces the template the model file carries.
+ */
+export function adviseToolCalling(engine: EngineKind | null, model: string, engineMessage: string | null, templateOverride: string | null = null): string {
   const id = quoteForShell(model);
   switch (engine) {
     case 'vllm':
@@ -57,6 +60,8 @@ export function adviseToolCalling(engine: EngineKind | null, model: string, engi
       return `restart SGLang with the parser of the model's call format: python -m sglang.launch_server --model-path ${id} --tool-call-parser ${pickParser(SGLANG_PARSERS, model)}`;
     case 'llamacpp':
       if (engineMessage !== null && /--jinja/.test(engineMessage)) return 'restart llama-server with --jinja (tools need the Jinja chat template; --no-jinja turns them off)';
+      // The model's own template is the one trained with its call format; a template file would be a guess.
+      if (templateOverride !== null) return `restart llama-server without --chat-template ${templateOverride} (keep --jinja), so it uses the chat template the model file carries, which renders the model's tool calls`;
       return "restart llama-server with --jinja and a chat template that renders tools: --chat-template-file <the model's own template with tool support, e.g. from its tokenizer_config.json>, or a GGUF whose embedded template has one";
     case 'ollama':
       return `use a model whose capabilities list "tools" (check with: ollama show ${id}), e.g. ollama pull qwen3-coder:30b`;

@@ -90,6 +90,8 @@ export interface EngineIdentity {
   /** The tool-call format the template or server names (`hermes`, `qwen3_coder`, …); null = not said. */
   toolCallFormat: string | null;
   toolCallFormatSource: string | null;
+  /** llama-server runs with `--chat-template NAME` instead of the model's own template: the NAME; null = not seen. */
+  chatTemplateOverride: string | null;
   models: DoctorModel[];
 }
 
@@ -112,6 +114,23 @@ const TEMPLATE_FORMATS: ReadonlyArray<{ pattern: RegExp; format: string }> = [
 function describeTemplateFormat(template: string | null): string | null {
   if (template === null) return null;
   return TEMPLATE_FORMATS.find((entry) => entry.pattern.test(template))?.format ?? null;
+}
+
+/**
+ * The source llama-server puts in place of the model's template for `--chat-template chatml`, as its
+ * GET /props `chat_template` shows it (llama.cpp v0.5.0, test/fixtures/llama-server/wire/hermes-chatml-override).
+ */
+const LLAMA_CPP_CHATML_SOURCE =
+  "{%- for message in messages -%}\n  {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' -}}\n{%- endfor -%}\n{%- if add_generation_prompt -%}\n  {{- '<|im_start|>assistant\n' -}}\n{%- endif -%}";
+
+/**
+ * The name given to `--chat-template`, read from /props: `chatml` shows as llama.cpp's own short source,
+ * any other built-in name (`llama3`, `gemma` …) as the bare name. A template the GGUF carries is neither.
+ */
+function describeTemplateOverride(template: string | null): string | null {
+  if (template === null) return null;
+  if (template === LLAMA_CPP_CHATML_SOURCE) return 'chatml';
+  return /^[A-Za-z0-9][\w.-]*$/.test(template) ? template : null;
 }
 
 function isSglangServerInfo(info: Record<string, unknown> | null): info is Record<string, unknown> {
@@ -207,7 +226,7 @@ export function identifyEngine(answers: EngineAnswers): EngineIdentity {
   const list = parseModelListText(answers.modelListUrl, answers.modelList);
   const models = list.models.map((model) => baseModel(model.id, model.contextWindow, model.contextWindowSource));
   const { engine, source } = decideEngine(answers, list.entries);
-  const identity: EngineIdentity = { engine, engineSource: source, version: null, versionSource: null, toolCallFormat: null, toolCallFormatSource: null, models };
+  const identity: EngineIdentity = { engine, engineSource: source, version: null, versionSource: null, toolCallFormat: null, toolCallFormatSource: null, chatTemplateOverride: null, models };
   switch (engine) {
     case 'llamacpp':
       completeFromLlamaCpp(identity, answers);
@@ -240,6 +259,7 @@ function completeFromLlamaCpp(identity: EngineIdentity, answers: EngineAnswers):
   const template = readString(props, ['chat_template']);
   identity.toolCallFormat = describeTemplateFormat(template);
   identity.toolCallFormatSource = identity.toolCallFormat === null ? null : 'GET /props chat_template';
+  identity.chatTemplateOverride = describeTemplateOverride(template);
   const supportsTools = readPath(props, ['chat_template_caps', 'supports_tools']);
   for (const model of identity.models) {
     if (facts.contextWindow !== null) Object.assign(model, { contextWindow: facts.contextWindow, contextWindowSource: 'props default_generation_settings.n_ctx', contextWindowIsCeiling: false });

@@ -69,10 +69,14 @@ export function renderDoctorReport(report: DoctorReport): string {
   return lines.join('\n');
 }
 
-/** One line: the headline and the worst problem with its fix (serve's start-up line, notifications). */
+/**
+ * One line: the headline and every problem with its fix, errors first (serve's start-up line,
+ * notifications). Every one, not the worst alone: fixing one and restarting only to meet the next
+ * costs the user a round per problem.
+ */
 export function summariseDoctorReport(report: DoctorReport): string {
-  const worst = report.worst;
-  if (worst === null) return `backend ${describeHeadline(report)}: ${report.probed ? 'ready for Codex' : 'looks right'}`;
-  const fix = worst.fix === null ? '' : `; fix: ${worst.fix}`;
-  return `backend ${describeHeadline(report)}: ${worst.check}: ${worst.summary}${fix}`;
+  if (report.worst === null) return `backend ${describeHeadline(report)}: ${report.probed ? 'ready for Codex' : 'looks right'}`;
+  const problems = (['error', 'warning'] as const).flatMap((severity) => report.findings.filter((entry) => entry.severity === severity));
+  const described = problems.map((entry) => `${entry.check}: ${entry.summary}${entry.fix === null ? '' : `; fix: ${entry.fix}`}`);
+  return `backend ${describeHeadline(report)}: ${described.join(' | ')}`;
 }

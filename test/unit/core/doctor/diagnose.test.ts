@@ -105,3 +105,35 @@ describe('diagnoseEngine', () => {
     assert.match(summariseDoctorReport(report), /nothing answers at http:\/\/127\.0\.0\.1:8000\/v1 \(ECONNREFUSED\); fix: start the engine/);
   });
 });
+
+describe('diagnoseEngine: a --chat-template override on llama-server', () => {
+  const overridden = (folder: string): EngineIdentity => {
+    const read = (name: string): string => readFileSync(fixturePath('llama-server', 'wire', folder, name), 'utf8');
+    return identifyEngine(answers({ modelList: read('GET_v1_models.body'), llamaCppProps: read('GET_props.body') }));
+  };
+
+  it('reads the override from the real /props: the built-in chatml source, or a bare template name', () => {
+    assert.equal(overridden('hermes-chatml-override').chatTemplateOverride, 'chatml');
+    assert.equal(overridden('hermes-llama3-override').chatTemplateOverride, 'llama3');
+    assert.equal(identifyEngine(answers({ modelList: wire('GET_v1_models.body'), llamaCppProps: wire('GET_props.body') })).chatTemplateOverride, null);
+  });
+
+  it('names the override in the quick check and says to drop it, not to add a template file', () => {
+    const report = diagnoseEngine(input(overridden('hermes-chatml-override'), null));
+    const template = report.findings.find((entry) => entry.check === 'Tool template');
+    assert.equal(template?.severity, 'error');
+    assert.match(template?.summary ?? '', /--chat-template chatml/);
+    assert.match(template?.fix ?? '', /without --chat-template chatml/);
+    assert.doesNotMatch(template?.fix ?? '', /--chat-template-file/);
+    // The probes' advice for a call that came back as text says the same.
+    const probed = diagnoseEngine(input(overridden('hermes-chatml-override'), { toolCall: said, toolCallStream: said }));
+    assert.match(probed.findings.find((entry) => entry.check === 'Tool call')?.fix ?? '', /without --chat-template chatml/);
+  });
+
+  it("serve's one line carries every problem the quick check finds, each with its fix", () => {
+    const line = summariseDoctorReport(diagnoseEngine(input(overridden('hermes-chatml-override'), null)));
+    assert.match(line, /Context: 8192 tokens[^|]*; fix: restart llama-server with a longer context/);
+    assert.match(line, /Tool template: [^|]*--chat-template chatml[^|]*; fix: restart llama-server without --chat-template chatml/);
+    assert.ok(line.indexOf('Tool template') < line.indexOf('Context'), 'the error comes before the warning');
+  });
+});
