@@ -18,7 +18,7 @@ export const TEXT_TOOL_CALL_FAMILY_NAMES: Readonly<Record<TextToolCallFamily, st
   hermes: 'Hermes/Qwen2.5 <tool_call>',
   qwen3_coder: 'Qwen3-Coder <function=…>',
   mistral: 'Mistral [TOOL_CALLS]',
-  llama3: 'Llama 3 <|python_tag|>',
+  llama3: 'Llama 3/4 <|python_tag|>',
   deepseek: 'DeepSeek <｜tool▁calls▁begin｜>',
   harmony: 'gpt-oss Harmony to=functions.…',
   glm: 'GLM <arg_key>/<arg_value>',
@@ -47,6 +47,7 @@ const OPENINGS: ReadonlyArray<{ family: TextToolCallFamily; opening: string }> =
   { family: 'qwen3_coder', opening: '<function=' },
   { family: 'mistral', opening: '[TOOL_CALLS]' },
   { family: 'llama3', opening: '<|python_tag|>' },
+  { family: 'llama3', opening: '<|python_start|>' },
   { family: 'deepseek', opening: '<｜tool▁calls▁begin｜>' },
   { family: 'deepseek', opening: '<｜tool▁call▁begin｜>' },
   { family: 'deepseek', opening: '<|tool▁calls▁begin|>' },
@@ -61,11 +62,11 @@ const OPENINGS: ReadonlyArray<{ family: TextToolCallFamily; opening: string }> =
  * the marker in a real call (an object, a name), so prose that only names a tag is not reported.
  */
 const PROSE_MARKERS: ReadonlyArray<{ family: TextToolCallFamily; pattern: RegExp }> = [
-  { family: 'qwen3_coder', pattern: /<tool_call>\s*<function=|<function=[\w.-]+>\s*<parameter=/ },
+  { family: 'qwen3_coder', pattern: /<tool_call>\s*<function=|<function=[\w.-]+>\s*(?:<parameter=|<\/function>)/ },
   { family: 'glm', pattern: /<tool_call>\s*[\w.-]+\s*<arg_key>|<arg_key>[^<]*<\/arg_key>\s*<arg_value>/ },
   { family: 'hermes', pattern: /<tool_call>\s*\{/ },
   { family: 'mistral', pattern: /\[TOOL_CALLS\]\s*(?:[[{]|[\w.-]+\s*\[(?:ARGS|CALL_ID)\])/ },
-  { family: 'llama3', pattern: /<\|python_tag\|>\s*(?:\{|[\w.]+\s*\()/ },
+  { family: 'llama3', pattern: /<\|python_(?:tag|start)\|>\s*(?:\{|[\w.]+\s*\()/ },
   { family: 'deepseek', pattern: /<[|｜]tool▁calls?▁begin[|｜]>/ },
   { family: 'harmony', pattern: /to=functions\.[\w.-]+[\s\S]{0,80}?<\|message\|>/ },
 ];
@@ -89,6 +90,7 @@ export function mayBecomeTextToolCall(prefix: string): boolean {
 }
 
 function mayOpenCallBlock(rest: string): boolean {
+  if ('```'.startsWith(rest)) return true;
   if (rest.startsWith('```')) {
     const newline = rest.indexOf('\n');
     if (newline === -1) return /^```[a-z]*$/i.test(rest);
@@ -97,9 +99,9 @@ function mayOpenCallBlock(rest: string): boolean {
     return inner === '' || mayOpenCallBlock(inner);
   }
   for (const { opening } of OPENINGS) if (opening.startsWith(rest) || rest.startsWith(opening)) return true;
-  // A bare JSON call: an object whose first key is "name", or an array of them.
+  // A bare JSON call: an object whose first key is "name" (or "type", as in {"type": "function", "name": …}), or an array of them.
   const compact = rest.slice(0, 40).replace(/\s+/g, '');
-  return ['{"name":', '[{"name":'].some((opening) => opening.startsWith(compact) || compact.startsWith(opening));
+  return ['{"name":', '[{"name":', '{"type":', '[{"type":'].some((opening) => opening.startsWith(compact) || compact.startsWith(opening));
 }
 
 /** Reads the assistant text; `tools` is the request's tool map (wire name → tool). */
@@ -428,11 +430,14 @@ function readMistral(text: string): Block[] | null {
   return blocks;
 }
 
-/** Llama 3.x: `<|python_tag|>{"name", "parameters"}` (several joined by `;`), ended by `<|eom_id|>` or `<|eot_id|>`. */
+/**
+ * Llama 3.x: `<|python_tag|>{"name", "parameters"}` (several joined by `;`), ended by `<|eom_id|>` or
+ * `<|eot_id|>`; Llama 4 wraps the same JSON in `<|python_start|>…<|python_end|>`.
+ */
 function readLlama3(text: string): Block[] | null {
   const body = text
-    .slice('<|python_tag|>'.length)
-    .replace(/<\|e[oe]m_id\|>\s*$|<\|eot_id\|>\s*$/, '')
+    .replace(/^<\|python_(?:tag|start)\|>/, '')
+    .replace(/(?:<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>)\s*$/, '')
     .trim();
   if (/^[\w.]+\s*\(/.test(body)) return [problem('it is a built-in tool call (name.call(…)), not a JSON one')];
   const sequence = readJsonSequence(body);

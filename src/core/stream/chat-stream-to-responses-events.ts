@@ -132,6 +132,8 @@ export class ChatStreamTranslator {
    */
   private heldCallText: string | null;
   private readonly recoverTextToolCalls: boolean;
+  /** The engine sent a call of its own in this answer: call markup in the text is then not read as another. */
+  private engineSentCalls = false;
 
   private readonly callsByIndex = new Map<number, ToolCallState>();
   private readonly callsByWireId = new Map<string, ToolCallState>();
@@ -540,7 +542,10 @@ export class ChatStreamTranslator {
 
   private openCall(call: ToolCallState): void {
     // The engine parsed a call itself: text before it is a message, whatever markup it carries.
-    if (!call.recovered) this.releaseHeldCallText();
+    if (!call.recovered) {
+      this.engineSentCalls = true;
+      this.releaseHeldCallText();
+    }
     this.retireActiveTextItem();
     this.heldWhitespace = { reasoning: '', message: '' };
 
@@ -725,7 +730,7 @@ export class ChatStreamTranslator {
     const held = this.heldCallText;
     if (held === null) return;
     const reading = readTextToolCalls(held, this.options.toolMap);
-    if (reading.kind !== 'calls' || this.calls.some((call) => call.opened && !call.recovered)) {
+    if (reading.kind !== 'calls' || this.engineSentCalls) {
       this.releaseHeldCallText();
       return;
     }
@@ -766,9 +771,11 @@ export class ChatStreamTranslator {
     const why =
       reading.kind === 'markup'
         ? `it was not read as a call because ${reading.reason}`
-        : this.recoverTextToolCalls
-          ? 'it was not read as a call because the engine also sent tool_calls in the same answer'
-          : 'it was not read as a call because recovering text calls is off (freeformBridge.recoverTextToolCalls, serve --no-recover-text-calls)';
+        : !this.recoverTextToolCalls
+          ? 'it was not read as a call because recovering text calls is off (freeformBridge.recoverTextToolCalls, serve --no-recover-text-calls)'
+          : this.engineSentCalls
+            ? 'it was not read as a call because the engine also sent tool_calls in the same answer'
+            : 'it was not read as a call because its beginning did not look like one, so it had already streamed as a message';
     this.addWarning(
       createWarning(
         'tool_call_as_text',
