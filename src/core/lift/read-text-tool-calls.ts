@@ -358,38 +358,27 @@ function readQwen3CoderFunction(block: string): Block {
   const name = header[1];
   if (!block.endsWith('</function>')) return problem(CUT_OFF, name);
   const body = block.slice(header[0].length, -'</function>'.length);
-  const values: Record<string, string> = {};
-  const parameter = /\s*<parameter=([^>\s]+)>\n?([\s\S]*?)\n?<\/parameter>\s*/y;
-  let position = 0;
-  while (position < body.length) {
-    parameter.lastIndex = position;
-    const match = parameter.exec(body);
-    if (match === null) {
-      if (body.slice(position).trim() === '') break;
-      return problem(body.indexOf('</parameter>', position) === -1 ? CUT_OFF : 'a parameter block does not parse', name);
-    }
-    const key = match[1] ?? '';
-    if (Object.hasOwn(values, key)) return problem(`it repeats the parameter ${JSON.stringify(key)}`, name);
-    values[key] = match[2] ?? '';
-    position = parameter.lastIndex;
-  }
-  return { wireName: name, argumentsText: '', xmlValues: values };
+  return readXmlPairs(name, body, /\s*<parameter=([^>\s]+)>\n?([\s\S]*?)\n?<\/parameter>\s*/y, '</parameter>', 'parameter');
 }
 
 /** GLM: `NAME <arg_key>KEY</arg_key><arg_value>value</arg_value>…` inside `<tool_call>`. */
 function readGlmArguments(name: string, body: string): Block {
+  return readXmlPairs(name, body, /\s*<arg_key>\s*([^<]*?)\s*<\/arg_key>\s*<arg_value>([\s\S]*?)<\/arg_value>\s*/y, '</arg_value>', 'argument');
+}
+
+/** Key and value pairs, one after another (a sticky pattern capturing both), each key once. */
+function readXmlPairs(name: string, body: string, pair: RegExp, closing: string, what: string): Block {
   const values: Record<string, string> = {};
-  const pair = /\s*<arg_key>([^<]*)<\/arg_key>\s*<arg_value>([\s\S]*?)<\/arg_value>\s*/y;
   let position = 0;
   while (position < body.length) {
     pair.lastIndex = position;
     const match = pair.exec(body);
     if (match === null) {
       if (body.slice(position).trim() === '') break;
-      return problem(body.indexOf('</arg_value>', position) === -1 ? CUT_OFF : 'an argument pair does not parse', name);
+      return problem(body.indexOf(closing, position) === -1 ? CUT_OFF : `a ${what} does not parse`, name);
     }
-    const key = (match[1] ?? '').trim();
-    if (Object.hasOwn(values, key)) return problem(`it repeats the argument ${JSON.stringify(key)}`, name);
+    const key = match[1] ?? '';
+    if (Object.hasOwn(values, key)) return problem(`it repeats the ${what} ${JSON.stringify(key)}`, name);
     values[key] = match[2] ?? '';
     position = pair.lastIndex;
   }
