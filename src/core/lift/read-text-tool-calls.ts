@@ -131,6 +131,11 @@ function unwrapWholeFence(text: string): string | null {
   return match[1].trim();
 }
 
+/** A name the model wrote, as a warning shows it: model text of any length must not flood the terminal. */
+function shortName(name: string): string {
+  return name.length > 80 ? `${name.slice(0, 80)}…` : name;
+}
+
 type WholeReading = Exclude<TextToolCallReading, { kind: 'none' }> | null;
 
 /** The text read as nothing but call blocks of one family; null when it does not start like one. */
@@ -148,10 +153,10 @@ function readWholeCalls(text: string, tools: ToolMap): WholeReading {
       continue;
     }
     const family = block.family ?? opened;
-    if ('problem' in block) return { kind: 'markup', family, tool: block.tool, reason: block.problem };
+    if ('problem' in block) return { kind: 'markup', family, tool: block.tool === null ? null : shortName(block.tool), reason: block.problem };
     families.add(family);
     const tool = tools.get(block.wireName);
-    if (tool === undefined) return { kind: 'markup', family, tool: block.wireName, reason: `it names ${JSON.stringify(block.wireName)}, a tool the request did not offer` };
+    if (tool === undefined) return { kind: 'markup', family, tool: shortName(block.wireName), reason: `it names ${JSON.stringify(shortName(block.wireName))}, a tool the request did not offer` };
     calls.push({ wireName: block.wireName, argumentsText: block.xmlValues === undefined ? block.argumentsText : readXmlArguments(block.xmlValues, tool.kind === 'custom') });
   }
   const [family, other] = [...families];
@@ -517,7 +522,7 @@ function findMarkupInProse(text: string): TextToolCallReading {
       /<tool_call>\s*([\w.-]+)\s*<arg_key>/.exec(after)?.[1] ??
       /\[TOOL_CALLS\]\s*([\w.-]+)\s*\[/.exec(after)?.[1] ??
       null;
-    return { kind: 'markup', family, tool, reason: 'the markup stands within other text, so which part is the call is not certain' };
+    return { kind: 'markup', family, tool: tool === null ? null : shortName(tool), reason: 'the markup stands within other text, so which part is the call is not certain' };
   }
   return { kind: 'none' };
 }

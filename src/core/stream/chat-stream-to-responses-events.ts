@@ -443,7 +443,7 @@ export class ChatStreamTranslator {
       this.emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: doneItem });
       return;
     }
-    this.warnAboutCallMarkup(readTextToolCalls(text, this.options.toolMap), null);
+    this.warnAboutCallMarkup(readTextToolCalls(text, this.options.toolMap), null, text);
     const doneItem: ResponsesMessageItem = {
       type: 'message',
       id: item.itemId,
@@ -745,12 +745,12 @@ export class ChatStreamTranslator {
       call.wireName = text.wireName;
       call.argumentsText = text.argumentsText;
       this.openCall(call);
-      this.warnAboutCallMarkup(reading, call);
+      this.warnAboutCallMarkup(reading, call, held);
     }
   }
 
   /** The tool_call_as_text warning: the family, the tool, what was delivered and the engine's fix. */
-  private warnAboutCallMarkup(reading: TextToolCallReading, call: ToolCallState | null): void {
+  private warnAboutCallMarkup(reading: TextToolCallReading, call: ToolCallState | null, text = ''): void {
     // Markup matters only where a call could have been meant: the request offered tools.
     if (reading.kind === 'none' || this.options.toolMap.size === 0) return;
     const family = TEXT_TOOL_CALL_FAMILY_NAMES[reading.family];
@@ -761,7 +761,7 @@ export class ChatStreamTranslator {
         createWarning('tool_call_as_text', `the engine left a ${family} call of ${tool} in the assistant text instead of tool_calls; the bridge read it and delivered it as a ${call.itemType}; ${fix}`, {
           tool,
           callId: call.callId,
-          raw: call.argumentsText,
+          raw: text,
         }),
       );
       return;
@@ -780,7 +780,7 @@ export class ChatStreamTranslator {
       createWarning(
         'tool_call_as_text',
         `the engine left a ${family} call${named === null ? '' : ` of ${named}`} in the assistant text instead of tool_calls; delivered as a message, nothing ran (${why}); ${fix}`,
-        { tool: named },
+        { tool: named, raw: text },
       ),
     );
   }
