@@ -77,16 +77,39 @@ const PROSE_MARKERS: ReadonlyArray<{ family: TextToolCallFamily; pattern: RegExp
  * streams from its first word on).
  */
 export function mayBecomeTextToolCall(prefix: string): boolean {
-  let rest = prefix;
-  for (;;) {
-    const think = THINK_BLOCK.exec(rest);
-    if (think === null) break;
-    rest = rest.slice(think[0].length);
+  return new TextToolCallHold().push(prefix);
+}
+
+/**
+ * The same question asked piece by piece, at a cost that does not grow with what is already held: the
+ * think blocks already passed are not scanned again, and only the beginning of the rest decides.
+ */
+export class TextToolCallHold {
+  private held = '';
+  /** Where the text after the complete leading think blocks begins. */
+  private restStart = 0;
+
+  get text(): string {
+    return this.held;
   }
-  rest = rest.trimStart();
-  if (rest === '') return true;
-  if ('<think>'.startsWith(rest) || rest.startsWith('<think>')) return true;
-  return mayOpenCallBlock(rest);
+
+  push(piece: string): boolean {
+    // A closing tag may have begun in the previous piece.
+    const searchFrom = Math.max(this.restStart, this.held.length - '</think>'.length);
+    this.held += piece;
+    for (;;) {
+      let start = this.restStart;
+      while (start < this.held.length && /\s/.test(this.held.charAt(start))) start += 1;
+      if (!this.held.startsWith('<think>', start)) break;
+      const close = this.held.indexOf('</think>', Math.max(start + '<think>'.length, searchFrom));
+      if (close === -1) return true;
+      this.restStart = close + '</think>'.length;
+    }
+    // Openings, fences and the first key of a JSON call are all decided within the first few hundred characters.
+    const rest = this.held.slice(this.restStart, this.restStart + 400).trimStart();
+    if (rest === '' || '<think>'.startsWith(rest)) return true;
+    return mayOpenCallBlock(rest);
+  }
 }
 
 function mayOpenCallBlock(rest: string): boolean {

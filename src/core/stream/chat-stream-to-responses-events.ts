@@ -3,7 +3,7 @@ import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.
 import { createCallId as createRandomCallId, createItemId as createRandomItemId, type ItemIdPrefix } from '../ids.ts';
 import { createCallIdDeduplicator, liftNativeCustomToolCall, liftToolCall, readChatToolCallArguments } from '../lift/lift-tool-call.ts';
 import { mapChatUsageToResponsesUsage } from '../lift/map-chat-usage.ts';
-import { adviseTextToolCallFix, mayBecomeTextToolCall, readTextToolCalls, TEXT_TOOL_CALL_FAMILY_NAMES, type TextToolCallReading } from '../lift/read-text-tool-calls.ts';
+import { adviseTextToolCallFix, readTextToolCalls, TEXT_TOOL_CALL_FAMILY_NAMES, TextToolCallHold, type TextToolCallReading } from '../lift/read-text-tool-calls.ts';
 import { mapChatFinishReason, type MappedChatFinishReason } from '../map-chat-finish-reason.ts';
 import { isContextOverflow, readEngineErrorEnvelope } from '../engine-error.ts';
 import type {
@@ -130,7 +130,7 @@ export class ChatStreamTranslator {
    * engine did not parse (read-text-tool-calls.ts); null once it is known to be a message (or when
    * recovery is off or no tool was offered), and from then on text streams as it comes.
    */
-  private heldCallText: string | null;
+  private heldCallText: TextToolCallHold | null;
   private readonly recoverTextToolCalls: boolean;
   /** The engine sent a call of its own in this answer: call markup in the text is then not read as another. */
   private engineSentCalls = false;
@@ -154,7 +154,7 @@ export class ChatStreamTranslator {
     this.createCallId = options.createCallId ?? createRandomCallId;
     this.grammarCache = options.grammarCache ?? createGrammarCache();
     this.recoverTextToolCalls = options.recoverTextToolCalls ?? true;
-    this.heldCallText = this.recoverTextToolCalls && options.toolMap.size > 0 ? '' : null;
+    this.heldCallText = this.recoverTextToolCalls && options.toolMap.size > 0 ? new TextToolCallHold() : null;
   }
 
   get warnings(): readonly BridgeWarning[] {
@@ -344,8 +344,7 @@ export class ChatStreamTranslator {
   private appendText(kind: 'reasoning' | 'message', text: string): void {
     this.outputChars += text.length;
     if (kind === 'message' && this.heldCallText !== null) {
-      this.heldCallText += text;
-      if (mayBecomeTextToolCall(this.heldCallText)) return;
+      if (this.heldCallText.push(text)) return;
       this.releaseHeldCallText();
       return;
     }
@@ -354,9 +353,9 @@ export class ChatStreamTranslator {
 
   /** The held text is a message after all: it streams from here on. */
   private releaseHeldCallText(): void {
-    const held = this.heldCallText;
+    const held = this.heldCallText?.text ?? '';
     this.heldCallText = null;
-    if (held !== null && held !== '') this.streamText('message', held);
+    if (held !== '') this.streamText('message', held);
   }
 
   private streamText(kind: 'reasoning' | 'message', text: string): void {
@@ -727,8 +726,8 @@ export class ChatStreamTranslator {
    * streams as the message it is. Think blocks around the calls become a reasoning item.
    */
   private settleHeldCallText(): void {
-    const held = this.heldCallText;
-    if (held === null) return;
+    if (this.heldCallText === null) return;
+    const held = this.heldCallText.text;
     const reading = readTextToolCalls(held, this.options.toolMap);
     if (reading.kind !== 'calls' || this.engineSentCalls) {
       this.releaseHeldCallText();
