@@ -72,7 +72,7 @@ function describeExchange(exchange: ExchangeSummary): string {
     plural(exchange.warningCount, 'warning'),
   ];
   const outcomes = exchange.callOutcomes;
-  if (outcomes.repaired + outcomes.warned + outcomes.refused > 0) {
+  if (outcomes.repaired + outcomes.warned + outcomes.refused + outcomes.leftAsText > 0) {
     parts.push(`calls ${describeCallOutcomes(outcomes)}`);
   }
   if (exchange.error) parts.push(`error: ${exchange.error.message}`);

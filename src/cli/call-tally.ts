@@ -1,4 +1,4 @@
-import { addCallOutcomeCounts, countCallOutcomes, emptyCallOutcomeCounts, formatCallOutcomeLine, type CallOutcomeCounts } from '../core/traffic/call-outcome-tally.ts';
+import { addCallOutcomeCounts, countCallOutcomes, emptyCallOutcomeCounts, formatCallOutcomeLine, totalCallOutcomes, type CallOutcomeCounts } from '../core/traffic/call-outcome-tally.ts';
 import type { TrafficListener } from '../core/traffic/traffic-event.ts';
 
 /**
@@ -18,7 +18,7 @@ export function createCallTallyListener(write: (line: string) => void): TrafficL
     const model = modelByExchange.get(event.exchangeId) ?? '';
     modelByExchange.delete(event.exchangeId);
     const counts = countCallOutcomes(event.output, event.warnings);
-    if (counts.valid + counts.repaired + counts.warned + counts.refused === 0) return;
+    if (totalCallOutcomes(counts) === 0) return;
     const running = perModel.get(model) ?? emptyCallOutcomeCounts();
     addCallOutcomeCounts(running, counts);
     perModel.set(model, running);

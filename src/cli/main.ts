@@ -38,6 +38,8 @@ Options for serve:
                                 exchange ids, backend timings and the bridge's internals)
   -q, --quiet                   no line per round trip: the same as --log-level warn
   --grammar-repair              also apply the risky patch repairs (a missing *** End Patch, prose around it); safe ones are always on (warned)
+  --no-recover-text-calls       deliver a tool call the engine left as assistant text as text (still warned);
+                                by default a text that is only complete calls of offered tools becomes those calls
   --grammar-examples            add a compact valid example payload to each bridged tool's description
   --grammar-enforcement MODE    off (default), auto (a self-test on the engine decides per model), escaped
                                 or value (send the grammar as a pattern in that form without testing)
@@ -96,6 +98,7 @@ async function serve(argv: string[]): Promise<void> {
       quiet: { type: 'boolean', short: 'q' },
       'grammar-repair': { type: 'boolean' },
       'grammar-examples': { type: 'boolean' },
+      'no-recover-text-calls': { type: 'boolean' },
       'grammar-enforcement': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'V' },
@@ -163,6 +166,7 @@ async function serve(argv: string[]): Promise<void> {
         modelOverride: values.model ?? null,
         grammarRepair: values['grammar-repair'] ?? false,
         grammarExamples: values['grammar-examples'] ?? false,
+        recoverTextToolCalls: values['no-recover-text-calls'] !== true,
       },
       grammarEnforcement,
       keepaliveSeconds,

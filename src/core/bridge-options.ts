@@ -1,3 +1,4 @@
+import { DEFAULT_RECOVER_TEXT_TOOL_CALLS } from './defaults.ts';
 import type { PatternForm } from './grammar/grammar-to-pattern.ts';
 
 /**
@@ -51,6 +52,8 @@ export interface BridgeOptions {
   /** Append a short valid example payload to the descriptions of `apply_patch` and `exec`, for small models. */
   grammarExamples: boolean;
   grammarEnforcement: GrammarEnforcement;
+  /** Deliver a tool call the engine left as assistant text as the call (defaults.ts DEFAULT_RECOVER_TEXT_TOOL_CALLS). */
+  recoverTextToolCalls: boolean;
 }
 
 export const DEFAULT_BRIDGE_OPTIONS: Readonly<BridgeOptions> = Object.freeze({
@@ -66,6 +69,7 @@ export const DEFAULT_BRIDGE_OPTIONS: Readonly<BridgeOptions> = Object.freeze({
   grammarRepair: false,
   grammarExamples: false,
   grammarEnforcement: GRAMMAR_ENFORCEMENT_OFF,
+  recoverTextToolCalls: DEFAULT_RECOVER_TEXT_TOOL_CALLS,
 });
 
 export function resolveBridgeOptions(partial: Partial<BridgeOptions> = {}): BridgeOptions {

@@ -39,6 +39,14 @@ export const MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS = 86_400;
  */
 export const BACKEND_WAIT_NOTICE_SECONDS = 60;
 
+/**
+ * Whether a tool call the engine left in the assistant text (its chat template or tool-call parser did
+ * not know the model's call format) is delivered as the call, when the whole text is nothing but
+ * complete calls of offered tools. Always warned; `serve --no-recover-text-calls` and the
+ * `freeformBridge.recoverTextToolCalls` setting turn it off.
+ */
+export const DEFAULT_RECOVER_TEXT_TOOL_CALLS = true;
+
 /** Round trips the traffic panel keeps, and the bounds of that setting. */
 export const DEFAULT_TRAFFIC_BUFFER_SIZE = 200;
 export const MIN_TRAFFIC_BUFFER_SIZE = 10;

@@ -36,7 +36,8 @@ export type WarningKind =
   | 'finish_reason_unusual'
   | 'reasoning_effort_changed'
   | 'backend_waiting'
-  | 'invalid_utf8';
+  | 'invalid_utf8'
+  | 'tool_call_as_text';
 
 export interface BridgeWarning {
   kind: WarningKind;

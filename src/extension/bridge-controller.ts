@@ -319,7 +319,7 @@ export class BridgeController {
       getSecrets: getSecretValues,
       // Read per request, so the bridge never runs open: /v1 always needs the per-install token.
       getToken: getBridgeToken,
-      options: { strategy: settings.strategy, modelOverride: settings.model },
+      options: { strategy: settings.strategy, modelOverride: settings.model, recoverTextToolCalls: settings.recoverTextToolCalls },
       grammarEnforcement: settings.grammarEnforcement,
       keepaliveSeconds: settings.keepaliveSeconds,
       upstreamIdleTimeoutSeconds: settings.backendTimeoutSeconds,

@@ -4,6 +4,7 @@ import {
   DEFAULT_BACKEND_URL,
   DEFAULT_CODEX_PROFILE,
   DEFAULT_KEEPALIVE_SECONDS,
+  DEFAULT_RECOVER_TEXT_TOOL_CALLS,
   DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS,
   MAX_KEEPALIVE_SECONDS,
   MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS,
@@ -27,6 +28,8 @@ export interface BridgeSettings {
   keepaliveSeconds: number;
   /** How long a silent backend is waited for before the turn fails. */
   backendTimeoutSeconds: number;
+  /** Deliver a tool call the engine left as assistant text as the call (always warned). */
+  recoverTextToolCalls: boolean;
   autoStart: boolean;
   /** null = $CODEX_HOME or ~/.codex. */
   codexHome: string | null;
@@ -34,7 +37,7 @@ export interface BridgeSettings {
 }
 
 /** Settings the running server was started with; a change to any of them needs a restart. */
-export const SERVER_SETTING_KEYS = ['backendUrl', 'port', 'model', 'strategy', 'grammarEnforcement', 'keepaliveSeconds', 'backendTimeoutSeconds'] as const;
+export const SERVER_SETTING_KEYS = ['backendUrl', 'port', 'model', 'strategy', 'grammarEnforcement', 'keepaliveSeconds', 'backendTimeoutSeconds', 'recoverTextToolCalls'] as const;
 export type ServerSettingKey = (typeof SERVER_SETTING_KEYS)[number];
 
 function clampInteger(value: unknown, fallback: number, minimum: number, maximum: number): number {
@@ -67,6 +70,7 @@ export function readBridgeSettings(): BridgeSettings {
     grammarEnforcement: GRAMMAR_ENFORCEMENT_SETTINGS.find((known) => known === grammarEnforcement) ?? 'off',
     keepaliveSeconds: clampInteger(configuration.get('keepaliveSeconds'), DEFAULT_KEEPALIVE_SECONDS, 0, MAX_KEEPALIVE_SECONDS),
     backendTimeoutSeconds: clampInteger(configuration.get('backendTimeoutSeconds'), DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS, MIN_UPSTREAM_IDLE_TIMEOUT_SECONDS, MAX_UPSTREAM_IDLE_TIMEOUT_SECONDS),
+    recoverTextToolCalls: typeof configuration.get('recoverTextToolCalls') === 'boolean' ? configuration.get<boolean>('recoverTextToolCalls') === true : DEFAULT_RECOVER_TEXT_TOOL_CALLS,
     autoStart: user('autoStart') === true,
     codexHome: trimmedOrNull(user('codexHome')),
     // The profile name becomes a file name: refuse anything that could leave CODEX_HOME.

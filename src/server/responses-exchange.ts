@@ -126,7 +126,7 @@ function startExchange(dependencies: ResponsesExchangeDependencies, body: unknow
           return encodeChatRequest(withoutEnginePatterns(sentRequest, toolMap), { byParts: false, largeStrings }).body;
         }
       : null;
-  const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair, retryWithoutPattern });
+  const exchange = new Exchange(dependencies, response, lowered, { exchangeId, roundTrip, startedAtMs, grammarRepair: options.grammarRepair, recoverTextToolCalls: options.recoverTextToolCalls, retryWithoutPattern });
   // Only placeholders of text the lowering copies can be left; anything else it kept, such as a
   // warning quoting an item, is given its real text.
   if (largeStrings) lowered.warnings = largeStrings.restore(lowered.warnings);
@@ -160,7 +160,13 @@ class Exchange {
     dependencies: ResponsesExchangeDependencies,
     response: ServerResponse,
     lowered: LoweredRequest,
-    identity: { exchangeId: string; roundTrip: RoundTripLabel; startedAtMs: number; grammarRepair: boolean; retryWithoutPattern: ((refusal: string) => string | Uint8Array) | null },
+    identity: {
+      exchangeId: string;
+      roundTrip: RoundTripLabel;
+      startedAtMs: number;
+      grammarRepair: boolean;
+      recoverTextToolCalls: boolean;
+      retryWithoutPattern: ((refusal: string) => string | Uint8Array) | null },
   ) {
     this.dependencies = dependencies;
     this.retryWithoutPattern = identity.retryWithoutPattern;
@@ -174,6 +180,7 @@ class Exchange {
       createdAt: seconds(identity.startedAtMs),
       toolMap: lowered.toolMap,
       grammarRepair: identity.grammarRepair,
+      recoverTextToolCalls: identity.recoverTextToolCalls,
       grammarCache: dependencies.grammarCache,
     });
     this.reporter = new ExchangeReporter({ onTraffic: dependencies.onTraffic, exchangeId: identity.exchangeId, roundTrip: identity.roundTrip, startedAtMs: identity.startedAtMs });

@@ -66,7 +66,7 @@ export interface ExchangeSummary {
   /** Tool names that appear in calls or warnings, for the tool filter. */
   toolNames: string[];
   /** How this round trip's tool calls arrived: valid as written, repaired, delivered with a warning, refused. */
-  callOutcomes: { valid: number; repaired: number; warned: number; refused: number };
+  callOutcomes: { valid: number; repaired: number; warned: number; refused: number; leftAsText: number };
   /** Why the exchange failed or was rejected (message capped in length). */
   error: { code: string | null; message: string } | null;
   /** Size of Codex's request body in bytes. */

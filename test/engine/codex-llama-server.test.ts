@@ -14,6 +14,7 @@ import {
   type CodexBridgeSession,
 } from '../../harness/codex-session.ts';
 import { findEngineKit, reportMissingEngineKit, startLlamaServer, TOOL_CALL_FORMATS, type RunningLlamaServer } from './llama-server.ts';
+import { fixturePath } from '../support/fixtures.ts';
 
 /**
  * The real Codex CLI through the bridge to the real llama-server, both tool-call formats. Codex offers
@@ -92,4 +93,46 @@ if (lookup.kit === null) {
       });
     });
   }
+
+  // A template that renders the tools but no tool-call format llama-server can find: the model's
+  // <tool_call> block comes back as content, as with an overridden or wrong chat template.
+  describe(codexSuiteTitle('through the bridge to a real llama-server that leaves the call as text'), { timeout: 240_000 }, () => {
+    let server: RunningLlamaServer;
+    let session: CodexBridgeSession;
+    before(async () => {
+      server = await startLlamaServer(kit, {
+        format: 'hermes',
+        contextSize: 32_768,
+        extraArguments: ['--chat-template-file', fixturePath('llama-server', 'templates', 'qwen25-tools-calls-unparsed.jinja')],
+      });
+      session = await startCodexBridgeSession({ backendUrl: server.backendUrl, surface: 'freeform' });
+    });
+    after(async () => {
+      await session?.close();
+      await server?.stop();
+    });
+
+    it('recovers the apply_patch call from the text: Codex writes hello.txt and the turn ends with "Done."; the round trip is warned', async (context) => {
+      const run = await session.runCodex('Create hello.txt containing Hello world.', { timeoutMs: 180_000 });
+      assert.equal(run.code, 0, describeRun(run));
+      assert.equal(readFileSync(join(session.workspace, 'hello.txt'), 'utf8'), 'Hello world\n', describeRun(run));
+      assert.equal(run.agentMessages.at(-1), 'Done.', describeRun(run));
+      assert.ok(!run.agentMessages.some((message) => message.includes('<tool_call>')), 'the markup never reached Codex as a message');
+
+      const ends = exchangeEnds(session.traffic);
+      assert.deepEqual(
+        ends.map((end) => end.outcome),
+        ['completed', 'completed'],
+      );
+      const call = ends[0]!.output.find((item) => item.type === 'custom_tool_call');
+      assert.ok(call?.type === 'custom_tool_call', JSON.stringify(ends[0]!.output));
+      assert.equal(call.input, PATCH);
+      assert.ok(!ends[0]!.output.some((item) => item.type === 'message'), JSON.stringify(ends[0]!.output));
+      const warning = ends[0]!.warnings.find((entry) => entry.kind === 'tool_call_as_text');
+      assert.ok(warning, JSON.stringify(ends[0]!.warnings));
+      assert.equal(warning.callId, call.call_id);
+      assert.match(warning.detail, /--jinja and no --chat-template override/);
+      context.diagnostic(`codex ran ${run.durationMs} ms; warning: ${warning.detail}`);
+    });
+  });
 }

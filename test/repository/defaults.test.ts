@@ -7,6 +7,7 @@ import {
   DEFAULT_BACKEND_URL,
   DEFAULT_CODEX_PROFILE,
   DEFAULT_KEEPALIVE_SECONDS,
+  DEFAULT_RECOVER_TEXT_TOOL_CALLS,
   DEFAULT_UPSTREAM_IDLE_TIMEOUT_SECONDS,
   DEFAULT_TRAFFIC_BUFFER_SIZE,
   MAX_KEEPALIVE_SECONDS,
@@ -52,6 +53,10 @@ describe("package.json's setting defaults equal src/core/defaults.ts", () => {
     assert.equal(settings['freeformBridge.keepaliveSeconds']?.default, DEFAULT_KEEPALIVE_SECONDS);
     assert.equal(settings['freeformBridge.keepaliveSeconds']?.minimum, 0);
     assert.equal(settings['freeformBridge.keepaliveSeconds']?.maximum, MAX_KEEPALIVE_SECONDS);
+  });
+
+  it('recovering tool calls left as text', () => {
+    assert.equal(settings['freeformBridge.recoverTextToolCalls']?.default, DEFAULT_RECOVER_TEXT_TOOL_CALLS);
   });
 
   it('traffic buffer size, with its bounds', () => {

@@ -49,6 +49,7 @@ export function createTestBridgeSettings(overrides: Partial<BridgeSettings> = {}
     grammarEnforcement: 'off',
     keepaliveSeconds: 15,
     backendTimeoutSeconds: 900,
+    recoverTextToolCalls: true,
     autoStart: false,
     codexHome: null,
     codexProfile: 'freeform-bridge',

@@ -3,6 +3,7 @@ import { createGrammarCache, type GrammarCache } from '../grammar/grammar-cache.
 import { createCallId as createRandomCallId, createItemId as createRandomItemId, type ItemIdPrefix } from '../ids.ts';
 import { createCallIdDeduplicator, liftNativeCustomToolCall, liftToolCall, readChatToolCallArguments } from '../lift/lift-tool-call.ts';
 import { mapChatUsageToResponsesUsage } from '../lift/map-chat-usage.ts';
+import { adviseTextToolCallFix, readTextToolCalls, TEXT_TOOL_CALL_FAMILY_NAMES, TextToolCallHold, type TextToolCallReading } from '../lift/read-text-tool-calls.ts';
 import { mapChatFinishReason, type MappedChatFinishReason } from '../map-chat-finish-reason.ts';
 import { isContextOverflow, readEngineErrorEnvelope } from '../engine-error.ts';
 import type {
@@ -42,6 +43,12 @@ export interface StreamTranslatorOptions {
    * per process. Without it, the translator makes its own (once per response).
    */
   grammarCache?: GrammarCache;
+  /**
+   * Deliver a tool call the engine left in the assistant text as the call it is, when the whole text is
+   * nothing but complete calls of offered tools (BridgeOptions.recoverTextToolCalls). Off: such text is
+   * delivered as a message, with the same warning.
+   */
+  recoverTextToolCalls?: boolean;
 }
 
 export type StreamFailureCode = 'context_length_exceeded' | 'server_error';
@@ -78,6 +85,8 @@ interface ToolCallState {
   closed: boolean;
   truncated: boolean;
   doneItem: ResponsesOutputItem | null;
+  /** Read from the assistant text, not sent by the engine as a tool call. */
+  recovered: boolean;
 }
 
 type ItemState = TextItemState | ToolCallState;
@@ -116,6 +125,15 @@ export class ChatStreamTranslator {
    * but it is kept and sent once real text follows.
    */
   private heldWhitespace: { reasoning: string; message: string } = { reasoning: '', message: '' };
+  /**
+   * The answer's first message text, held while it could still be nothing but tool-call markup the
+   * engine did not parse (read-text-tool-calls.ts); null once it is known to be a message (or when
+   * recovery is off or no tool was offered), and from then on text streams as it comes.
+   */
+  private heldCallText: TextToolCallHold | null;
+  private readonly recoverTextToolCalls: boolean;
+  /** The engine sent a call of its own in this answer: call markup in the text is then not read as another. */
+  private engineSentCalls = false;
 
   private readonly callsByIndex = new Map<number, ToolCallState>();
   private readonly callsByWireId = new Map<string, ToolCallState>();
@@ -135,6 +153,8 @@ export class ChatStreamTranslator {
     this.createItemId = options.createItemId ?? createRandomItemId;
     this.createCallId = options.createCallId ?? createRandomCallId;
     this.grammarCache = options.grammarCache ?? createGrammarCache();
+    this.recoverTextToolCalls = options.recoverTextToolCalls ?? true;
+    this.heldCallText = this.recoverTextToolCalls && options.toolMap.size > 0 ? new TextToolCallHold() : null;
   }
 
   get warnings(): readonly BridgeWarning[] {
@@ -323,6 +343,22 @@ export class ChatStreamTranslator {
 
   private appendText(kind: 'reasoning' | 'message', text: string): void {
     this.outputChars += text.length;
+    if (kind === 'message' && this.heldCallText !== null) {
+      if (this.heldCallText.push(text)) return;
+      this.releaseHeldCallText();
+      return;
+    }
+    this.streamText(kind, text);
+  }
+
+  /** The held text is a message after all: it streams from here on. */
+  private releaseHeldCallText(): void {
+    const held = this.heldCallText?.text ?? '';
+    this.heldCallText = null;
+    if (held !== '') this.streamText('message', held);
+  }
+
+  private streamText(kind: 'reasoning' | 'message', text: string): void {
     const active = this.activeTextItem;
     if (active && active.kind === kind && !active.closed) {
       active.parts.push(text);
@@ -406,6 +442,7 @@ export class ChatStreamTranslator {
       this.emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: doneItem });
       return;
     }
+    this.warnAboutCallMarkup(readTextToolCalls(text, this.options.toolMap), null, text);
     const doneItem: ResponsesMessageItem = {
       type: 'message',
       id: item.itemId,
@@ -495,6 +532,7 @@ export class ChatStreamTranslator {
       closed: false,
       truncated: false,
       doneItem: null,
+      recovered: false,
     };
     this.calls.push(call);
     this.lastCall = call;
@@ -502,6 +540,11 @@ export class ChatStreamTranslator {
   }
 
   private openCall(call: ToolCallState): void {
+    // The engine parsed a call itself: text before it is a message, whatever markup it carries.
+    if (!call.recovered) {
+      this.engineSentCalls = true;
+      this.releaseHeldCallText();
+    }
     this.retireActiveTextItem();
     this.heldWhitespace = { reasoning: '', message: '' };
 
@@ -677,8 +720,73 @@ export class ChatStreamTranslator {
     this.emitFailed('server_error', `backend sent a tool call without a function name (arguments: ${JSON.stringify(shown)}); it cannot be delivered`);
   }
 
+  /**
+   * At the finish, text still held is nothing but call markup or a message: the calls are opened here
+   * (and close with the others, through the same lift and checks as an engine's calls), or the text
+   * streams as the message it is. Think blocks around the calls become a reasoning item.
+   */
+  private settleHeldCallText(): void {
+    if (this.heldCallText === null) return;
+    const held = this.heldCallText.text;
+    const reading = readTextToolCalls(held, this.options.toolMap);
+    if (reading.kind !== 'calls' || this.engineSentCalls) {
+      this.releaseHeldCallText();
+      return;
+    }
+    this.heldCallText = null;
+    if (reading.reasoning !== '') {
+      this.streamText('reasoning', reading.reasoning);
+      this.retireActiveTextItem();
+    }
+    for (const text of reading.calls) {
+      const call = this.createCallState();
+      call.recovered = true;
+      call.wireName = text.wireName;
+      call.argumentsText = text.argumentsText;
+      this.openCall(call);
+      this.warnAboutCallMarkup(reading, call, held);
+    }
+  }
+
+  /** The tool_call_as_text warning: the family, the tool, what was delivered and the engine's fix. */
+  private warnAboutCallMarkup(reading: TextToolCallReading, call: ToolCallState | null, text = ''): void {
+    // Markup matters only where a call could have been meant: the request offered tools.
+    if (reading.kind === 'none' || this.options.toolMap.size === 0) return;
+    const family = TEXT_TOOL_CALL_FAMILY_NAMES[reading.family];
+    const fix = `fix the engine so it parses the calls itself: ${adviseTextToolCallFix(reading.family)}`;
+    if (call !== null) {
+      const tool = this.options.toolMap.get(call.wireName)?.name ?? call.wireName;
+      this.addWarning(
+        createWarning('tool_call_as_text', `the engine left a ${family} call of ${tool} in the assistant text instead of tool_calls; the bridge read it and delivered it as a ${call.itemType}; ${fix}`, {
+          tool,
+          callId: call.callId,
+          raw: text,
+        }),
+      );
+      return;
+    }
+    const tool = reading.kind === 'markup' ? reading.tool : (reading.calls[0]?.wireName ?? null);
+    const named = tool === null ? null : (this.options.toolMap.get(tool)?.name ?? tool);
+    const why =
+      reading.kind === 'markup'
+        ? `it was not read as a call because ${reading.reason}`
+        : !this.recoverTextToolCalls
+          ? 'it was not read as a call because recovering text calls is off (freeformBridge.recoverTextToolCalls, serve --no-recover-text-calls)'
+          : this.engineSentCalls
+            ? 'it was not read as a call because the engine also sent tool_calls in the same answer'
+            : 'it was not read as a call because its beginning did not look like one, so it had already streamed as a message';
+    this.addWarning(
+      createWarning(
+        'tool_call_as_text',
+        `the engine left a ${family} call${named === null ? '' : ` of ${named}`} in the assistant text instead of tool_calls; delivered as a message, nothing ran (${why}); ${fix}`,
+        { tool: named, raw: text },
+      ),
+    );
+  }
+
   /** At the finish chunk every open item closes in `output_index` order. */
   private closeOpenItems(): void {
+    this.settleHeldCallText();
     // Calls that never got a name are not announced: those with arguments failed the response already
     // (findNamelessCall); those without carried nothing at all (an empty `{}` entry).
     this.activeTextItem = null;

@@ -45,7 +45,7 @@ describe('TrafficStore: one round trip', () => {
       warningCount: 2,
       warningKinds: ['hosted_tool_dropped', 'grammar_mismatch'],
       toolNames: ['apply_patch', 'exec_command', 'web_search'],
-      callOutcomes: { valid: 1, repaired: 0, warned: 1, refused: 0 },
+      callOutcomes: { valid: 1, repaired: 0, warned: 1, refused: 0, leftAsText: 0 },
       error: null,
       requestBytes: 2048,
       loweredRequestBytes: running?.loweredRequestBytes ?? -1,

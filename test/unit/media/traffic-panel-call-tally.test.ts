@@ -25,7 +25,7 @@ describe('the panel tally of tool calls per model', () => {
     ];
     assert.equal(
       describeCallTally(exchanges),
-      'qwen3-coder: 1 valid, 1 repaired, 0 with a warning, 0 refused · gemma4: 0 valid, 0 repaired, 1 with a warning, 1 refused',
+      'qwen3-coder: 1 valid, 1 repaired, 0 with a warning, 0 refused, 0 left as text · gemma4: 0 valid, 0 repaired, 1 with a warning, 1 refused, 0 left as text',
     );
   });
 
@@ -41,7 +41,7 @@ describe('the panel tally of tool calls per model', () => {
     ];
     assert.equal(
       describeCallTally(exchanges),
-      'Qwen3-Coder-30B-A3B-Instruct-Q4_K_M: 1 valid, 0 repaired, 0 with a warning, 0 refused · unsloth/gpt-oss-20b-GGUF:F16: 1 valid, 0 repaired, 0 with a warning, 0 refused · ggml-org/gpt-oss-20b-GGUF:F16: 1 valid, 0 repaired, 0 with a warning, 0 refused',
+      'Qwen3-Coder-30B-A3B-Instruct-Q4_K_M: 1 valid, 0 repaired, 0 with a warning, 0 refused, 0 left as text · unsloth/gpt-oss-20b-GGUF:F16: 1 valid, 0 repaired, 0 with a warning, 0 refused, 0 left as text · ggml-org/gpt-oss-20b-GGUF:F16: 1 valid, 0 repaired, 0 with a warning, 0 refused, 0 left as text',
     );
   });
 });
@@ -53,9 +53,9 @@ describe('the hover texts of the list\'s Calls column ("1 + 0")', () => {
 
   it('a row says its two counts in words and how its calls arrived', () => {
     const repaired = roundTrip(1, 'qwen3-coder', [patchCall('a'), patchCall('b')], [createWarning('grammar_repaired', 'fence removed', { callId: 'b' })]);
-    assert.equal(describeCallsCell(repaired), '2 custom tool calls lifted + 0 function calls: 1 valid, 1 repaired, 0 with a warning, 0 refused');
+    assert.equal(describeCallsCell(repaired), '2 custom tool calls lifted + 0 function calls: 1 valid, 1 repaired, 0 with a warning, 0 refused, 0 left as text');
     const functionCall: ResponsesOutputItem = { type: 'function_call', id: 'fc_1', call_id: 'x', name: 'exec_command', arguments: '{"cmd":"ls"}', status: 'completed' };
-    assert.equal(describeCallsCell(roundTrip(2, 'qwen3-coder', [functionCall], [])), '0 custom tool calls lifted + 1 function call: 1 valid, 0 repaired, 0 with a warning, 0 refused');
+    assert.equal(describeCallsCell(roundTrip(2, 'qwen3-coder', [functionCall], [])), '0 custom tool calls lifted + 1 function call: 1 valid, 0 repaired, 0 with a warning, 0 refused, 0 left as text');
     assert.equal(describeCallsCell(roundTrip(3, 'qwen3-coder', [], [])), '0 custom tool calls lifted + 0 function calls');
   });
 });

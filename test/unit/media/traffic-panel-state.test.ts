@@ -36,7 +36,7 @@ function summary(sequence: number, overrides: Partial<ExchangeSummary> = {}): Ex
     warningCount: 0,
     warningKinds: [],
     toolNames: [],
-    callOutcomes: { valid: 0, repaired: 0, warned: 0, refused: 0 },
+    callOutcomes: { valid: 0, repaired: 0, warned: 0, refused: 0, leftAsText: 0 },
     error: null,
     requestBytes: 100,
     loweredRequestBytes: 200,

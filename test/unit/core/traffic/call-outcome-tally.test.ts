@@ -17,7 +17,15 @@ describe('countCallOutcomes', () => {
       createWarning('duplicate_call_id', 'renamed', { callId: 'a' }),
       createWarning('finish_reason_unusual', 'not about a call'),
     ];
-    assert.deepEqual(countCallOutcomes([call('a'), call('b'), call('c')], warnings), { valid: 1, repaired: 1, warned: 1, refused: 1 });
+    assert.deepEqual(countCallOutcomes([call('a'), call('b'), call('c')], warnings), { valid: 1, repaired: 1, warned: 1, refused: 1, leftAsText: 0 });
+  });
+
+  it('counts a call the engine left as text: recovered, it is delivered with a warning; not recovered, it is left as text', () => {
+    const warnings = [
+      createWarning('tool_call_as_text', 'recovered from the text', { tool: 'apply_patch', callId: 'a' }),
+      createWarning('tool_call_as_text', 'markup within prose, delivered as a message', { tool: 'apply_patch' }),
+    ];
+    assert.deepEqual(countCallOutcomes([call('a')], warnings), { valid: 0, repaired: 0, warned: 1, refused: 0, leftAsText: 1 });
   });
 });
 
@@ -32,9 +40,12 @@ describe('the terminal tally line', () => {
     listen(startEvent('resp_3'));
     listen(endEvent('resp_3', [customCall('c', 'z')], [createWarning('grammar_mismatch', 'Codex will reject', { callId: 'c' }), createWarning('truncated', 'cut', { callId: 'd' })]));
     assert.deepEqual(lines, [
-      'qwen3-coder: 2 tool calls, 1 valid, 1 repaired, 0 with a warning, 0 refused\n',
-      'qwen3-coder: 4 tool calls, 1 valid, 1 repaired, 1 with a warning, 1 refused\n',
+      'qwen3-coder: 2 tool calls, 1 valid, 1 repaired, 0 with a warning, 0 refused, 0 left as text\n',
+      'qwen3-coder: 4 tool calls, 1 valid, 1 repaired, 1 with a warning, 1 refused, 0 left as text\n',
     ]);
-    assert.equal(formatCallOutcomeLine('', { valid: 1, repaired: 0, warned: 0, refused: 0 }), 'unknown model: 1 tool call, 1 valid, 0 repaired, 0 with a warning, 0 refused');
+    assert.equal(formatCallOutcomeLine('', { valid: 1, repaired: 0, warned: 0, refused: 0, leftAsText: 0 }), 'unknown model: 1 tool call, 1 valid, 0 repaired, 0 with a warning, 0 refused, 0 left as text');
+    listen(startEvent('resp_4'));
+    listen(endEvent('resp_4', [], [createWarning('tool_call_as_text', 'markup within prose', { tool: 'apply_patch' })]));
+    assert.equal(lines.at(-1), 'qwen3-coder: 5 tool calls, 1 valid, 1 repaired, 1 with a warning, 1 refused, 1 left as text\n', 'a round trip whose only call was left as text prints the tally');
   });
 });
