@@ -181,6 +181,7 @@ class Exchange {
       toolMap: lowered.toolMap,
       grammarRepair: identity.grammarRepair,
       recoverTextToolCalls: identity.recoverTextToolCalls,
+      toolCallsRefused: lowered.chatRequest.tool_choice === 'none',
       grammarCache: dependencies.grammarCache,
     });
     this.reporter = new ExchangeReporter({ onTraffic: dependencies.onTraffic, exchangeId: identity.exchangeId, roundTrip: identity.roundTrip, startedAtMs: identity.startedAtMs });

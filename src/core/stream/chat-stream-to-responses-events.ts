@@ -49,6 +49,12 @@ export interface StreamTranslatorOptions {
    * delivered as a message, with the same warning.
    */
   recoverTextToolCalls?: boolean;
+  /**
+   * Codex asked for no tool call (`tool_choice: "none"`): text that looks like call markup is then the
+   * model's own text, delivered as written, neither read as calls nor warned about (the engine did
+   * right not to parse it).
+   */
+  toolCallsRefused?: boolean;
 }
 
 export type StreamFailureCode = 'context_length_exceeded' | 'server_error';
@@ -132,6 +138,8 @@ export class ChatStreamTranslator {
    */
   private heldCallText: TextToolCallHold | null;
   private readonly recoverTextToolCalls: boolean;
+  /** Whether assistant text is read for call markup at all: tools were offered and calls allowed. */
+  private readonly readsCallMarkup: boolean;
   /** The engine sent a call of its own in this answer: call markup in the text is then not read as another. */
   private engineSentCalls = false;
 
@@ -154,7 +162,8 @@ export class ChatStreamTranslator {
     this.createCallId = options.createCallId ?? createRandomCallId;
     this.grammarCache = options.grammarCache ?? createGrammarCache();
     this.recoverTextToolCalls = options.recoverTextToolCalls ?? true;
-    this.heldCallText = this.recoverTextToolCalls && options.toolMap.size > 0 ? new TextToolCallHold() : null;
+    this.readsCallMarkup = options.toolMap.size > 0 && options.toolCallsRefused !== true;
+    this.heldCallText = this.recoverTextToolCalls && this.readsCallMarkup ? new TextToolCallHold() : null;
   }
 
   get warnings(): readonly BridgeWarning[] {
@@ -442,7 +451,7 @@ export class ChatStreamTranslator {
       this.emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: doneItem });
       return;
     }
-    this.warnAboutCallMarkup(readTextToolCalls(text, this.options.toolMap), null, text);
+    if (this.readsCallMarkup) this.warnAboutCallMarkup(readTextToolCalls(text, this.options.toolMap), null, text);
     const doneItem: ResponsesMessageItem = {
       type: 'message',
       id: item.itemId,

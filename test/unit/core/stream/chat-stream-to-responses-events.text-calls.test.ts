@@ -187,4 +187,15 @@ describe('tool calls left as text', () => {
     assert.equal(doneItems(all)[0]?.type, 'message');
     assert.deepEqual(run.warnings, []);
   });
+
+  it('neither reads nor warns about call markup when Codex asked for no tool call (tool_choice "none"): the text is the model\'s', () => {
+    for (const size of [1, 4096]) {
+      const { all, translator: run } = stream(HERMES_CALL, size, { toolCallsRefused: true });
+      assert.deepEqual(doneItems(all).map((item) => item.type), ['message']);
+      const message = doneItems(all)[0];
+      assert.ok(message?.type === 'message');
+      assert.deepEqual(message.content.map((part) => (part.type === 'output_text' ? part.text : '')), [HERMES_CALL]);
+      assert.deepEqual(run.warnings, []);
+    }
+  });
 });
