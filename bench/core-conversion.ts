@@ -113,3 +113,39 @@ export function measureCalibration(requestText: string): number {
   if (total < 0) throw new Error('unreachable');
   return monotonicMilliseconds() - started;
 }
+
+export interface PrefixReuse {
+  sharedBytes: number;
+  firstBytes: number;
+  fraction: number;
+}
+
+/**
+ * How much of a turn's lowered request the next turn sends again byte for byte, from the start: what
+ * an engine's prefix cache (vLLM, SGLang, llama.cpp) can reuse instead of computing it again. The next
+ * turn is the same request with the model's answer and a new user message appended, as Codex sends
+ * it; the figure is the shared prefix's bytes over the first turn's. (The engine tier measures the
+ * real cache on llama-server.)
+ */
+export function measurePrefixReuse(requestText: string): PrefixReuse {
+  const request = JSON.parse(requestText) as { input: unknown[] };
+  const next = {
+    ...request,
+    input: [
+      ...request.input,
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Done: the patch is applied and the tests pass.' }] },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'and one more thing' }] },
+    ],
+  };
+  const send = (text: string): Buffer => {
+    const parsed = parseRequestBody(Buffer.from(text), 0);
+    const lowered = convertResponsesRequestToChatRequest(parsed.body, options, ledger, { grammarCache });
+    return Buffer.from(encodeChatRequest(lowered.chatRequest, { byParts: false, largeStrings: parsed.largeStrings }).body);
+  };
+  const first = send(requestText);
+  const second = send(JSON.stringify(next));
+  let shared = 0;
+  const limit = Math.min(first.length, second.length);
+  while (shared < limit && first[shared] === second[shared]) shared++;
+  return { sharedBytes: shared, firstBytes: first.length, fraction: shared / first.length };
+}
