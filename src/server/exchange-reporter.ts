@@ -1,7 +1,9 @@
+import type { ChatRequest } from '../core/chat/chat-completions-api.ts';
 import type { LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
 import type { EncodedChatRequest } from '../core/outbound/outbound-encoding.ts';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import type { RoundTripLabel } from '../core/traffic/round-trip-label.ts';
+import type { ChatRequestParts } from '../core/outbound/chat-request-parts.ts';
 import { SENT_REQUEST_PARTS, type ExchangeOutcome, type ExchangeStartEvent, type TrafficListener } from '../core/traffic/traffic-event.ts';
 import type { BridgeWarning } from '../core/warnings.ts';
 
@@ -21,6 +23,33 @@ export interface ExchangeReporterOptions {
 }
 
 export type RequestReaders = Pick<EncodedChatRequest, 'readRequest' | 'readParts'>;
+
+/** Where a start event keeps how to read its request: not enumerable, so no copy or encoding of the event sees it. */
+const requestReaders = Symbol('how the start event reads its request');
+
+type LazyStartEvent = ExchangeStartEvent & { [requestReaders]: RequestReaders };
+
+/**
+ * The start event's request, computed on first read, so a listener that never reads it costs
+ * nothing: `loweredRequest` enumerable (spread and JSON.stringify read it like any other field), the
+ * parts as sent not (traffic-event.ts).
+ */
+const lazyStartProperties = {
+  loweredRequest: {
+    enumerable: true,
+    configurable: true,
+    get(this: LazyStartEvent): ChatRequest {
+      return this[requestReaders].readRequest();
+    },
+  },
+  sentRequestParts: {
+    enumerable: false,
+    configurable: true,
+    get(this: LazyStartEvent): ChatRequestParts | undefined {
+      return this[requestReaders].readParts?.();
+    },
+  },
+} satisfies Record<string, PropertyDescriptor>;
 
 /**
  * The traffic events of one exchange (the panel and the log read them): one start, a delta for each
@@ -51,11 +80,15 @@ export class ExchangeReporter {
     return this.now() - this.options.startedAtMs;
   }
 
-  /** `sent` gives the request as sent: as objects for the event, and the text of its parts when it was sent by parts. */
+  /**
+   * `sent` says how to read the request as sent: the event's `loweredRequest` (and its parts as sent,
+   * when there are parts) are read through it on first access, so a listener that does not read them
+   * costs nothing.
+   */
   start(lowered: LoweredRequest, requestBytes: number, translator: TranslatorView, sent: RequestReaders): void {
     this.translator = translator;
     this.warnings.push(...lowered.warnings);
-    const event: ExchangeStartEvent = {
+    const event: Omit<ExchangeStartEvent, 'loweredRequest'> = {
       type: 'exchange-start',
       exchangeId: this.options.exchangeId,
       startedAt: new Date(this.options.startedAtMs).toISOString(),
@@ -67,12 +100,13 @@ export class ExchangeReporter {
       toolChoice: lowered.summary.toolChoice,
       inputItems: lowered.summary.inputItems,
       requestBytes,
-      loweredRequest: sent.readRequest(),
       roundTrip: this.options.roundTrip,
     };
-    // Not enumerable (traffic-event.ts): no copy, clone or JSON text of the event carries the parts.
-    if (sent.readParts) Object.defineProperty(event, SENT_REQUEST_PARTS, { value: sent.readParts() });
-    this.options.onTraffic(event);
+    // The readers alone, not `sent` itself: a listener that keeps the event must not keep the body's bytes.
+    Object.defineProperty(event, requestReaders, { value: { readRequest: sent.readRequest, readParts: sent.readParts } });
+    Object.defineProperty(event, 'loweredRequest', lazyStartProperties.loweredRequest);
+    if (sent.readParts) Object.defineProperty(event, SENT_REQUEST_PARTS, lazyStartProperties.sentRequestParts);
+    this.options.onTraffic(event as LazyStartEvent);
   }
 
   /** The backend's status line arrived. */

@@ -75,12 +75,16 @@ export function encodeRequestParts(parts: ChatRequestParts, redactText: (text: s
 /**
  * A start event in the form the extension receives it (the bridge's worker thread encodes it so):
  * the lowered request encoded, from the parts the exchange sent upstream when it serialised the
- * request by parts.
+ * request by parts. Only the parts are read then: the request as objects may be built on first read
+ * (`encodeChatRequest`), so the other fields are copied key by key, where a rest pattern would
+ * build it only to drop it.
  */
 export function encodeStartEvent(event: ExchangeStartEvent, redactText: (text: string) => string): EncodedExchangeStartEvent {
-  const { loweredRequest, ...rest } = event;
-  const encodedRequest = encodeRequestParts(event[SENT_REQUEST_PARTS] ?? splitChatRequest(loweredRequest), redactText);
-  return { ...rest, encodedRequest };
+  const rest: Record<string, unknown> = {};
+  for (const key of Object.keys(event)) if (key !== 'loweredRequest') rest[key] = event[key as keyof ExchangeStartEvent];
+  const parts = event[SENT_REQUEST_PARTS];
+  const encodedRequest = encodeRequestParts(parts ?? splitChatRequest(event.loweredRequest), redactText);
+  return { ...(rest as Omit<ExchangeStartEvent, 'loweredRequest'>), encodedRequest };
 }
 
 /** One part's text. */

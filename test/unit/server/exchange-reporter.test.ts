@@ -101,15 +101,30 @@ describe('ExchangeReporter', () => {
     assert.deepEqual(end?.type === 'exchange-end' ? end.warnings : null, [...translator.warnings]);
   });
 
-  it('carries the request as sent, and its parts where no copy or encoding of the event sees them', () => {
+  it('reads the request as sent only when a listener reads it, and every copy or encoding of the event sees it', () => {
+    const reads = { request: 0, parts: 0 };
     const parts = { head: '{"model":"qwen3-coder"', messages: ['{"role":"user","content":"hi"}'], tools: null };
-    const { events, lowered } = setUp({ sent: (lowered) => ({ readRequest: () => lowered.chatRequest, readParts: () => parts }) });
+    const { events, lowered } = setUp({ sent: (lowered) => ({ readRequest: () => (reads.request++, lowered.chatRequest), readParts: () => (reads.parts++, parts) }) });
     const start = startEventOf(events);
+    assert.deepEqual(reads, { request: 0, parts: 0 }, 'reporting the start reads nothing');
     const copy = { ...start };
     assert.deepEqual(copy.loweredRequest, lowered.chatRequest);
+    assert.deepEqual(reads, { request: 1, parts: 0 }, 'a copy reads the request, not its parts');
     assert.deepEqual(start[SENT_REQUEST_PARTS], parts);
     assert.deepEqual(Object.keys(copy).filter((key) => key.startsWith('lowered')), ['loweredRequest']);
-    assert.deepEqual(Object.getOwnPropertySymbols(copy), [], 'the parts are not copied with the event');
+    assert.deepEqual(Object.getOwnPropertySymbols(copy), [], 'neither the parts nor how the event reads its request is copied with it');
     assert.deepEqual(JSON.parse(JSON.stringify(start)).loweredRequest, JSON.parse(JSON.stringify(lowered.chatRequest)));
+  });
+
+  it('gives every start event the same getters, never a closure per request', () => {
+    // A getter made per request kept its request alive after the event was gone (docs/PERFORMANCE.md).
+    const getters = ['resp_a', 'resp_b'].map((exchangeId) => {
+      const { events, lowered } = setUp({ exchangeId, input: exchangeId, sent: (lowered) => ({ readRequest: () => lowered.chatRequest, readParts: () => ({ head: '{}', messages: [], tools: null }) }) });
+      const start = startEventOf(events);
+      assert.equal(start.loweredRequest, lowered.chatRequest);
+      return ['loweredRequest', SENT_REQUEST_PARTS].map((key) => Object.getOwnPropertyDescriptor(start, key)?.get);
+    });
+    assert.ok(getters[0]?.every((getter) => typeof getter === 'function'));
+    assert.deepEqual(getters[0], getters[1]);
   });
 });
