@@ -121,11 +121,12 @@ export interface PrefixReuse {
 }
 
 /**
- * How much of a turn's lowered request the next turn sends again byte for byte, from the start: what
- * an engine's prefix cache (vLLM, SGLang, llama.cpp) can reuse instead of computing it again. The next
- * turn is the same request with the model's answer and a new user message appended, as Codex sends
- * it; the figure is the shared prefix's bytes over the first turn's. (The engine tier measures the
- * real cache on llama-server.)
+ * How much of a turn's lowered request the next turn sends again byte for byte: what an engine's
+ * prefix cache (vLLM, SGLang, llama.cpp) can reuse instead of computing it again. The next turn is
+ * the same request with the model's answer and a new user message appended, as Codex sends it. An
+ * engine's chat template renders the tools first, then the messages in order, so the figure is the
+ * shared prefix of the tools' and the messages' JSON text, over the first turn's (the request's other
+ * fields are settings, not prompt). The engine tier measures the real cache on llama-server.
  */
 export function measurePrefixReuse(requestText: string): PrefixReuse {
   const request = JSON.parse(requestText) as { input: unknown[] };
@@ -137,13 +138,15 @@ export function measurePrefixReuse(requestText: string): PrefixReuse {
       { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'and one more thing' }] },
     ],
   };
-  const send = (text: string): Buffer => {
+  const prompt = (text: string): Buffer => {
     const parsed = parseRequestBody(Buffer.from(text), 0);
     const lowered = convertResponsesRequestToChatRequest(parsed.body, options, ledger, { grammarCache });
-    return Buffer.from(encodeChatRequest(lowered.chatRequest, { byParts: false, largeStrings: parsed.largeStrings }).body);
+    const parts = encodeChatRequest(lowered.chatRequest, { byParts: true, largeStrings: parsed.largeStrings }).readParts?.();
+    if (parts === undefined) throw new Error('the request was not encoded by parts');
+    return Buffer.from((parts.tools ?? '') + parts.messages.join(','));
   };
-  const first = send(requestText);
-  const second = send(JSON.stringify(next));
+  const first = prompt(requestText);
+  const second = prompt(JSON.stringify(next));
   let shared = 0;
   const limit = Math.min(first.length, second.length);
   while (shared < limit && first[shared] === second[shared]) shared++;

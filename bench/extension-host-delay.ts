@@ -140,7 +140,7 @@ export function buildExtensionHostDelayRows(result: ExtensionHostDelayResult): R
   const memory = result.bridgeMemory.worker;
   const memoryRow: ReportRow = {
     section,
-    measurement: "RSS the bridge's worker adds to the extension host, idle: after start / after the scenarios",
+    measurement: "RSS the bridge adds to the extension host, idle: started in its worker / after the scenarios (the traffic store's records included)",
     target: null,
     actual: `${formatMegabytes(memory.idleBytes)} / ${formatMegabytes(memory.idleAfterWorkBytes)} (on the host's thread: ${formatMegabytes(result.bridgeMemory['in-process'].idleBytes)} / ${formatMegabytes(result.bridgeMemory['in-process'].idleAfterWorkBytes)})`,
     passed: null,
