@@ -93,7 +93,8 @@ export type ResponsesExchange = (parsed: ParsedRequestBody, request: IncomingMes
 
 export function createResponsesExchange(dependencies: ResponsesExchangeDependencies): ResponsesExchange {
   // Returned, not awaited: no frame of this function stays suspended through the generation, which may
-  // last minutes, so nothing here keeps the parsed body alive once the request is on its way.
+  // last minutes. The parsed body itself stays reachable as `request.body` until the request is done
+  // with, as Express keeps it.
   return (parsed, request, response, locals) => startExchange(dependencies, parsed, request, response, locals).run();
 }
 
