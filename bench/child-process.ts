@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 import { makeBundleAscii } from '../scripts/ascii-bundle.mjs';
-import type { ChildMessage, ParentMessage } from './child-protocol.ts';
+import type { ChildMessage, ParentMessage, ReadyMessage } from './child-protocol.ts';
 
 /** npm runs scripts from the package root, as the tests assume too. */
 export const BENCH_DIRECTORY = resolve(process.cwd(), 'bench');
@@ -103,6 +103,8 @@ export interface RunningChild {
   process: ChildProcess;
   pid: number;
   url: string;
+  /** What the child said when it was ready. */
+  ready: ReadyMessage;
   /** Sends a request and resolves with the child's reply carrying the same id. */
   ask<Reply extends ChildMessage>(message: ParentMessage & { id: number }): Promise<Reply>;
   nextId(): number;
@@ -113,13 +115,13 @@ export async function startChild(name: string, modulePath: string, args: string[
   const child = fork(modulePath, args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const pending = new Map<number, (message: ChildMessage) => void>();
   let counter = 0;
-  const url = await new Promise<string>((resolveUrl, reject) => {
+  const ready = await new Promise<ReadyMessage>((resolveReady, reject) => {
     const onExit = (code: number | null): void => reject(new Error(`${name} exited with code ${code} before it was ready`));
     child.once('exit', onExit);
     child.on('message', (message: ChildMessage) => {
       if (message.type === 'ready') {
         child.off('exit', onExit);
-        resolveUrl(message.url);
+        resolveReady(message);
         return;
       }
       const waiter = pending.get(message.id);
@@ -133,7 +135,8 @@ export async function startChild(name: string, modulePath: string, args: string[
     name,
     process: child,
     pid,
-    url,
+    url: ready.url,
+    ready,
     nextId: () => ++counter,
     ask<Reply extends ChildMessage>(message: ParentMessage & { id: number }): Promise<Reply> {
       return new Promise((resolveReply, reject) => {

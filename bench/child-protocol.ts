@@ -6,6 +6,8 @@
 export interface ReadyMessage {
   type: 'ready';
   url: string;
+  /** The extension host child: its RSS before it started the bridge, so the bridge's own share can be read. */
+  residentBytesBeforeBridge?: number;
 }
 
 /** Bridge and hop children: optionally collect garbage (they run with --expose-gc), then report memory. */

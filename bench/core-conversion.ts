@@ -113,3 +113,42 @@ export function measureCalibration(requestText: string): number {
   if (total < 0) throw new Error('unreachable');
   return monotonicMilliseconds() - started;
 }
+
+export interface PrefixReuse {
+  sharedBytes: number;
+  firstBytes: number;
+  fraction: number;
+}
+
+/**
+ * How much of a turn's lowered request the next turn sends again byte for byte: what an engine's
+ * prefix cache (vLLM, SGLang, llama.cpp) can reuse instead of computing it again. The next turn is
+ * the same request with the model's answer and a new user message appended, as Codex sends it. An
+ * engine's chat template renders the tools first, then the messages in order, so the figure is the
+ * shared prefix of the tools' and the messages' JSON text, over the first turn's (the request's other
+ * fields are settings, not prompt). The engine tier measures the real cache on llama-server.
+ */
+export function measurePrefixReuse(requestText: string): PrefixReuse {
+  const request = JSON.parse(requestText) as { input: unknown[] };
+  const next = {
+    ...request,
+    input: [
+      ...request.input,
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Done: the patch is applied and the tests pass.' }] },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'and one more thing' }] },
+    ],
+  };
+  const prompt = (text: string): Buffer => {
+    const parsed = parseRequestBody(Buffer.from(text), 0);
+    const lowered = convertResponsesRequestToChatRequest(parsed.body, options, ledger, { grammarCache });
+    const parts = encodeChatRequest(lowered.chatRequest, { byParts: true, largeStrings: parsed.largeStrings }).readParts?.();
+    if (parts === undefined) throw new Error('the request was not encoded by parts');
+    return Buffer.from((parts.tools ?? '') + parts.messages.join(','));
+  };
+  const first = prompt(requestText);
+  const second = prompt(JSON.stringify(next));
+  let shared = 0;
+  const limit = Math.min(first.length, second.length);
+  while (shared < limit && first[shared] === second[shared]) shared++;
+  return { sharedBytes: shared, firstBytes: first.length, fraction: shared / first.length };
+}

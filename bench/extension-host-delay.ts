@@ -14,10 +14,10 @@
  * sample, so the max and the share of the window the thread was busy (eventLoopUtilization) sit beside
  * the p99.
  */
-import { startChild, type ChildBundles, type RunningChild } from './child-process.ts';
+import { readProcessStatus, startChild, type ChildBundles, type RunningChild } from './child-process.ts';
 import type { EventLoopDelayReply } from './child-protocol.ts';
 import { createClientAgent, postTimed, type Endpoint } from './http-client.ts';
-import { formatMilliseconds, type ReportRow } from './report.ts';
+import { formatMegabytes, formatMilliseconds, type ReportRow } from './report.ts';
 import { createCodexRequest, MEGABYTE } from './workloads.ts';
 
 export type HostMode = 'in-process' | 'worker';
@@ -40,10 +40,19 @@ export interface DelayWindow {
   roundTrips: number;
 }
 
+/** What starting the bridge added to the host's RSS, read from /proc with the bridge idle. */
+export interface BridgeResidentMemory {
+  /** Started, before any request. */
+  idleBytes: number;
+  /** After both scenarios, idle again for a second. */
+  idleAfterWorkBytes: number;
+}
+
 export interface ExtensionHostDelayResult {
   settings: ExtensionHostDelaySettings;
   session: Record<HostMode, DelayWindow>;
   streaming: Record<HostMode, DelayWindow>;
+  bridgeMemory: Record<HostMode, BridgeResidentMemory>;
 }
 
 /** The p99 every other extension may see at most while the bridge works (the product requirement). */
@@ -91,12 +100,17 @@ async function post(endpoint: Endpoint, body: Buffer): Promise<void> {
 export async function measureExtensionHostDelay(bundles: ChildBundles, mockUrl: string, settings: ExtensionHostDelaySettings): Promise<ExtensionHostDelayResult> {
   const turns = createSessionTurns(settings.sessionTurns);
   const sessions = createStreamingSessions(settings.streamingSessions);
-  const result = { settings, session: {}, streaming: {} } as ExtensionHostDelayResult;
+  const result = { settings, session: {}, streaming: {}, bridgeMemory: {} } as ExtensionHostDelayResult;
   for (const mode of MODES) {
     const host = await startChild(`extension host (${mode})`, bundles.extensionHost, ['--backend', mockUrl, '--mode', mode, '--worker', bundles.bridgeWorker], []);
     const agent = createClientAgent(settings.streamingSessions);
     const endpoint: Endpoint = { url: `${host.url}/v1/responses`, dispatcher: agent };
+    const bridgeResident = async (): Promise<number> => {
+      await sleep(1000);
+      return readProcessStatus(host.pid).residentBytes - (host.ready.residentBytesBeforeBridge ?? 0);
+    };
     try {
+      const idleBytes = await bridgeResident();
       // Warm-up: code compiled on both threads before anything is measured.
       await post(endpoint, sessions[0] as Buffer);
       await sleep(100);
@@ -106,6 +120,7 @@ export async function measureExtensionHostDelay(bundles: ChildBundles, mockUrl: 
       result.streaming[mode] = await measureWindow(host, settings.streamingRounds * sessions.length, async () => {
         for (let round = 0; round < settings.streamingRounds; round++) await Promise.all(sessions.map((body) => post(endpoint, body)));
       });
+      result.bridgeMemory[mode] = { idleBytes, idleAfterWorkBytes: await bridgeResident() };
     } finally {
       await agent.close();
       await host.stop();
@@ -122,8 +137,16 @@ export function buildExtensionHostDelayRows(result: ExtensionHostDelayResult): R
     { name: `10 MB session, ${result.settings.sessionTurns} turns`, windows: result.session },
     { name: `${result.settings.streamingSessions} sessions of 2 MB streaming at once, ${result.settings.streamingRounds} rounds`, windows: result.streaming },
   ];
-  return scenarios.flatMap(({ name, windows }) => [
+  const memory = result.bridgeMemory.worker;
+  const memoryRow: ReportRow = {
+    section,
+    measurement: "RSS the bridge adds to the extension host, idle: started in its worker / after the scenarios (the traffic store's records included)",
+    target: null,
+    actual: `${formatMegabytes(memory.idleBytes)} / ${formatMegabytes(memory.idleAfterWorkBytes)} (on the host's thread: ${formatMegabytes(result.bridgeMemory['in-process'].idleBytes)} / ${formatMegabytes(result.bridgeMemory['in-process'].idleAfterWorkBytes)})`,
+    passed: null,
+  };
+  return [memoryRow, ...scenarios.flatMap(({ name, windows }) => [
     { section, measurement: `p99 event-loop delay, ${name}: bridge in a worker`, target: `≤ ${TARGET_P99_MS} ms`, actual: describe(windows.worker), passed: windows.worker.p99 <= TARGET_P99_MS },
     { section, measurement: `p99 event-loop delay, ${name}: bridge on the host's thread (before)`, target: null, actual: describe(windows['in-process']), passed: null },
-  ]);
+  ])];
 }

@@ -37,7 +37,7 @@ import { bundleChildren, readProcessCpuMilliseconds, readProcessStatus, RESULTS_
 import type { MemoryReply, WritesReply } from './child-protocol.ts';
 import { buildExtensionHostDelayRows, measureExtensionHostDelay, type ExtensionHostDelayResult } from './extension-host-delay.ts';
 import { buildSoakMemoryRows, measureSoakMemory, type SoakMemoryResult } from './soak-memory.ts';
-import { lowerRequestBody, measureCalibration, measureCoreConversion, measureLiftPerEvent, type CoreTimings } from './core-conversion.ts';
+import { lowerRequestBody, measureCalibration, measureCoreConversion, measureLiftPerEvent, measurePrefixReuse, type CoreTimings, type PrefixReuse } from './core-conversion.ts';
 import { createClientAgent, postForText, postStreamTimed, postTimed, type Endpoint, type TimedStream } from './http-client.ts';
 import { formatBytes, formatMegabytes, formatMilliseconds, renderTable, type ReportRow } from './report.ts';
 import { roundSummary, summarize, threeSideOrder as rotateSides, type Summary } from './statistics.ts';
@@ -494,6 +494,7 @@ async function measureMemory(bridgeModule: string, execArgv: string[], mockUrl: 
 
 interface Results {
   core: Record<SizeLabel, CoreTimings>;
+  prefixReuse: Record<SizeLabel, PrefixReuse>;
   liftPerEvent: Summary;
   nonStream: Record<SizeLabel, AddedLatency>;
   firstDelta: AddedLatency;
@@ -506,6 +507,15 @@ interface Results {
   /** The reference minimal hop's figures for every request size and time to first delta. */
   hop: { nonStream: Record<SizeLabel, HopReference>; firstDelta: HopReference };
 }
+
+/**
+ * What a 49 kB turn may add, to the whole answer and to its first token: well under what a user can
+ * tell apart next to an engine's own time to first token (tens of milliseconds at best).
+ */
+const TURN_ADDED_MS = 5;
+
+/** The share of a turn's lowered request the next turn must send again unchanged, for the engine's prefix cache. */
+const PREFIX_REUSE_PERCENT = 95;
 
 /** Appended to a measurement's name for the reference hop's informational rows. */
 const HOP_REFERENCE = ' — reference: minimal Node hop';
@@ -528,8 +538,10 @@ function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): R
     `${added(hop.added[key])} (direct ${formatMilliseconds(latency.direct[key])}, hop ${formatMilliseconds(hop.hop[key])})`;
 
   /**
-   * The targets are ratios to the reference hop measured in the same run: what any Node proxy with a
-   * JSON body costs on this machine is the floor, and the bridge may cost only so much more than it.
+   * The targets are what a user feels: milliseconds added to a turn and to its first token, the
+   * extension host's responsiveness, memory. Ratios to the reference hop measured in the same run are
+   * information: what any Node proxy with a JSON body costs on this machine is the floor, and how far
+   * above it the bridge sits says where its cost is, not whether a user notices it.
    */
   const ratio = (bridge: number, hop: number): number => (hop > 0 ? bridge / hop : Number.POSITIVE_INFINITY);
   const times = (value: number): string => `${value.toFixed(2)}×`;
@@ -539,8 +551,9 @@ function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): R
   const small = results.nonStream['50 kB'];
   const smallHop = results.hop.nonStream['50 kB'];
   const smallLabel = `Codex request ${formatBytes(requestBytes['50 kB'])}`;
-  row('non-streaming', `added p50 / hop's added p50, ${smallLabel}`, '≤ 1.5×', addedAgainstHop(small, smallHop, 'p50'), ratio(small.added.p50, smallHop.added.p50) <= 1.5);
-  row('non-streaming', `added p99 / hop's added p99, ${smallLabel}`, '≤ 1.5×', addedAgainstHop(small, smallHop, 'p99'), ratio(small.added.p99, smallHop.added.p99) <= 1.5);
+  row('non-streaming', `added p50, ${smallLabel}`, `≤ ${TURN_ADDED_MS} ms`, sides(small, 'p50'), small.added.p50 <= TURN_ADDED_MS);
+  row('non-streaming', `added p50 / hop's added p50, ${smallLabel}`, null, addedAgainstHop(small, smallHop, 'p50'), null);
+  row('non-streaming', `added p99 / hop's added p99, ${smallLabel}`, null, addedAgainstHop(small, smallHop, 'p99'), null);
   for (const label of ['2 MB', '10 MB'] as const) {
     const latency = results.nonStream[label];
     const hop = results.hop.nonStream[label];
@@ -552,7 +565,8 @@ function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): R
 
   const firstDelta = results.firstDelta;
   const firstDeltaHop = results.hop.firstDelta;
-  row('streaming', "added time to first delta p50 / hop's", '≤ 1.5×', addedAgainstHop(firstDelta, firstDeltaHop, 'p50'), ratio(firstDelta.added.p50, firstDeltaHop.added.p50) <= 1.5);
+  row('streaming', `added time to first delta p50, ${smallLabel}`, `≤ ${TURN_ADDED_MS} ms`, sides(firstDelta, 'p50'), firstDelta.added.p50 <= TURN_ADDED_MS);
+  row('streaming', "added time to first delta p50 / hop's", null, addedAgainstHop(firstDelta, firstDeltaHop, 'p50'), null);
   row('streaming', "added time to first delta p99 / hop's", null, addedAgainstHop(firstDelta, firstDeltaHop, 'p99'), null);
   const paced = results.paced;
   row(
@@ -576,9 +590,9 @@ function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): R
   row(
     'throughput',
     `bridge / hop, ${settings.throughputClients} concurrent clients`,
-    '≥ 0.6',
+    null,
     `${throughputToHop.toFixed(2)} (${throughput.bridgeRequestsPerSecond.toFixed(0)} vs ${throughput.hopRequestsPerSecond.toFixed(0)} req/s; direct ${throughput.directRequestsPerSecond.toFixed(0)}, bridge / direct ${throughput.ratio.toFixed(2)}, hop / direct ${throughput.hopRatio.toFixed(2)})`,
-    throughputToHop >= 0.6,
+    null,
   );
   const bridgeCpu = averageCpuPerRequest(throughput.bridge, 'bridge');
   const hopCpu = averageCpuPerRequest(throughput.hop, 'hop');
@@ -620,9 +634,19 @@ function buildRows(results: Results, requestBytes: Record<SizeLabel, number>): R
     row('core conversion (p50)', `${formatBytes(requestBytes[label])} request: JSON parse, serialise (server side)`, null, `${formatMilliseconds(core.parse.p50)}, ${formatMilliseconds(core.serialise.p50)}`, null);
   }
   row('core conversion (p50)', 'lift per event (SSE decode, chunk parse, translate, encode)', null, formatMilliseconds(results.liftPerEvent.p50), null);
+  for (const { label } of SIZES) {
+    const reuse = results.prefixReuse[label];
+    row(
+      'engine prefix cache',
+      `the next turn's lowered request sends this one's again from the start, ${formatBytes(requestBytes[label])} request`,
+      `≥ ${PREFIX_REUSE_PERCENT} %`,
+      `${(reuse.fraction * 100).toFixed(2)} % (${formatBytes(reuse.sharedBytes)} of ${formatBytes(reuse.firstBytes)})`,
+      reuse.fraction * 100 >= PREFIX_REUSE_PERCENT,
+    );
+  }
 
   const memory = results.memory;
-  row('memory', `RSS growth after ${memory.requests} × ${formatBytes(memory.requestBytes)} (after GC)`, '≤ 50 MB', `${formatMegabytes(memory.growthBytes)} (${formatMegabytes(memory.before.residentBytes)} → ${formatMegabytes(memory.after.residentBytes)})`, memory.growthBytes <= 50 * 1024 * 1024);
+  row('memory', `RSS growth after ${memory.requests} × ${formatBytes(memory.requestBytes)} (after GC)`, null, `${formatMegabytes(memory.growthBytes)} (${formatMegabytes(memory.before.residentBytes)} → ${formatMegabytes(memory.after.residentBytes)})`, null);
   const live = (reading: MemoryReading): number => reading.heapUsedBytes + reading.externalBytes;
   row(
     'memory',
@@ -693,8 +717,10 @@ async function main(): Promise<void> {
 
     progress('core conversion (in process)');
     const core = {} as Record<SizeLabel, CoreTimings>;
+    const prefixReuse = {} as Record<SizeLabel, PrefixReuse>;
     for (const { label } of SIZES) {
       core[label] = measureCoreConversion(nonStream[label].bridgeBody.toString(), shortAnswerSse, settings.coreIterations[label], label === '50 kB' ? 50 : 2);
+      prefixReuse[label] = measurePrefixReuse(nonStream[label].bridgeBody.toString());
     }
     const liftPerEvent = measureLiftPerEvent(longAnswerSse, lowerRequestBody(burst.bridgeBody.toString()), LONG_ANSWER_EVENTS, quick ? 5 : 20);
     // The core phase blocks this event loop for seconds: the agents' idle timers could not run, and a
@@ -747,6 +773,7 @@ async function main(): Promise<void> {
 
     const results: Results = {
       core,
+      prefixReuse,
       liftPerEvent,
       nonStream: nonStreamResults,
       firstDelta,
@@ -793,6 +820,7 @@ async function main(): Promise<void> {
         SIZES.map(({ label }) => [label, Object.fromEntries(Object.entries(core[label]).map(([key, summary]) => [key, roundSummary(summary)]))]),
       ),
       liftPerEventMs: roundSummary(liftPerEvent, 5),
+      prefixReuse,
       nonStreamMs: Object.fromEntries(
         SIZES.map(({ label }) => [
           label,

@@ -45,6 +45,7 @@ async function main(): Promise<void> {
   // encoded here, on this thread, into the form the store takes, as the worker does on its own.
   const onTrafficHere = (event: TrafficEvent): void => onTraffic(event.type === 'exchange-start' ? encodeStartEvent(event, redact) : event);
   const common = { backendUrl: values.backend, host: '127.0.0.1', port: 0, logger, getSecrets: () => SECRETS };
+  const residentBytesBeforeBridge = process.memoryUsage.rss();
   let bridge: RunningBridge;
   if (values.mode === 'worker') bridge = await startBridgeInWorker({ ...common, onTraffic, workerScript: values.worker });
   else if (values.mode === 'in-process') bridge = await startBridgeServer({ ...common, onTraffic: onTrafficHere });
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
       store: { exchanges: summaries.length, completed: summaries.filter((summary) => summary.status === 'completed').length, retainedBodyBytes: store.getStats().retainedBodyBytes },
     });
   });
-  serveParent(`extension host (${values.mode})`, bridge.url, () => bridge.close());
+  serveParent(`extension host (${values.mode})`, bridge.url, () => bridge.close(), { residentBytesBeforeBridge });
 }
 
 main().catch((error: unknown) => {

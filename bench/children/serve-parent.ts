@@ -3,7 +3,7 @@
  * memory readings (collecting garbage first when asked; the children run with --expose-gc), stop
  * when told or when the parent goes away.
  */
-import type { ChildMessage, ParentMessage } from '../child-protocol.ts';
+import type { ChildMessage, ParentMessage, ReadyMessage } from '../child-protocol.ts';
 
 function send(message: ChildMessage): void {
   process.send?.(message);
@@ -17,7 +17,7 @@ function collectGarbage(name: string): void {
   collect();
 }
 
-export function serveParent(name: string, url: string, close: () => Promise<void>): void {
+export function serveParent(name: string, url: string, close: () => Promise<void>, ready: Partial<ReadyMessage> = {}): void {
   // A normal exit (not a kill) is what writes a --cpu-prof profile.
   const stop = (): void => void close().then(() => process.exit(0));
   process.on('message', (message: ParentMessage) => {
@@ -42,5 +42,5 @@ export function serveParent(name: string, url: string, close: () => Promise<void
     }
   });
   process.on('disconnect', stop);
-  send({ type: 'ready', url });
+  send({ ...ready, type: 'ready', url });
 }

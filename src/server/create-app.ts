@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Express } from 'express';
+import express from 'express';
 import type { TrafficListener } from '../core/traffic/traffic-event.ts';
 import { createErrorMiddleware, reportRejectedExchange } from './error-middleware.ts';
 import { sendFailure } from './failure-map.ts';
@@ -7,9 +7,10 @@ import { CODEX_MODEL_CATALOG_PATH } from '../core/model-catalog/model-catalog-en
 import { BRIDGE_IDENTITY_PATH, BRIDGE_TRAFFIC_PATH, createBridgeIdentityHandler, createBridgeTrafficHandler } from './bridge-sharing-routes.ts';
 import { createModelCatalogHandler } from './model-catalog-route.ts';
 import { createModelsHandler } from './models-route.ts';
-import { createResponsesExchange, type ResponsesExchangeDependencies } from './responses-exchange.ts';
-import { createResponsesRoute, isResponsesPost } from './responses-route.ts';
-import { createSecurityCheck, createSecurityMiddleware } from './security.ts';
+import type { ParsedRequestBody } from '../core/outbound/outbound-encoding.ts';
+import { readJsonRequestBody } from './request-body-checks.ts';
+import { createResponsesExchange, type ExchangeLocals, type ResponsesExchangeDependencies } from './responses-exchange.ts';
+import { createSecurityMiddleware } from './security.ts';
 
 export interface AppDependencies extends ResponsesExchangeDependencies {
   getToken: () => string | null;
@@ -21,38 +22,30 @@ export interface AppDependencies extends ResponsesExchangeDependencies {
   subscribeTraffic: (listener: TrafficListener) => () => void;
 }
 
+/** Every Codex turn. */
+const RESPONSES_PATH = '/v1/responses';
+
 /**
- * The bridge's request handler (pure wiring: listening happens in start-server.ts): `POST
- * /v1/responses`, every Codex turn, has its own route (responses-route.ts); the Express app serves
- * every other route.
+ * The bridge's request handler (pure wiring: listening happens in start-server.ts), the Express app:
+ * the security check for every route first, then the routes, `POST /v1/responses` (every Codex turn)
+ * with its body middleware; every failure before an exchange starts ends in the error middleware.
  */
 export function createBridgeRequestHandler(dependencies: AppDependencies): (request: IncomingMessage, response: ServerResponse) => void {
-  const securityOptions = { allowedHostnames: dependencies.allowedHostnames, getToken: dependencies.getToken };
-  const app = createApp(
-    dependencies,
-    createSecurityMiddleware(securityOptions, (path, answer) => {
-      if (path === '/v1/responses') reportRejectedExchange(dependencies.onTraffic, answer.status, answer.body.error);
-    }),
-  );
-  const responsesRoute = createResponsesRoute({
-    runExchange: createResponsesExchange(dependencies),
-    checkSecurity: createSecurityCheck(securityOptions),
-    logger: dependencies.logger,
-    onTraffic: dependencies.onTraffic,
-  });
-  return (request, response) => {
-    if (isResponsesPost(request)) responsesRoute(request, response);
-    else app(request, response);
-  };
-}
-
-function createApp(dependencies: AppDependencies, checkSecurity: express.RequestHandler): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  app.use(checkSecurity);
+  app.use(
+    createSecurityMiddleware({ allowedHostnames: dependencies.allowedHostnames, getToken: dependencies.getToken }, (path, answer) => {
+      // Nothing of the body is read. The panel still shows the refused turn: a Codex profile with a
+      // stale token is otherwise hard to tell from a bridge that is down.
+      if (path === RESPONSES_PATH) reportRejectedExchange(dependencies.onTraffic, answer.status, answer.body.error);
+    }),
+  );
 
+  const runExchange = createResponsesExchange(dependencies);
+  // The exchange's promise is returned: one refused before it starts (lowering) reaches the error middleware.
+  app.post(RESPONSES_PATH, readJsonRequestBody, (request, response) => runExchange(request.body as ParsedRequestBody, request, response, response.locals as ExchangeLocals));
   app.get('/healthz', (_request, response) => {
     response.json({ status: 'ok', name: 'freeform-bridge', version: dependencies.version, backend: dependencies.upstream.baseUrl });
   });

@@ -1,16 +1,18 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { InvalidRequestError } from '../core/errors.ts';
 import { parseRequestBody, type ParsedRequestBody } from '../core/outbound/outbound-encoding.ts';
 import { exceedsJsonNestingDepth } from '../core/parse-json.ts';
+import type { ExchangeLocals } from './responses-exchange.ts';
 
 /**
- * The `POST /v1/responses` body, from the request's bytes to the parsed request: read (decompressed,
- * within the size limit), its charset, UTF-8, JSON and nesting checked (bad input). Each failure
- * becomes a specific 4xx through the failure map (failure-map.ts); none reaches lowering.
+ * The `POST /v1/responses` body, from the request's bytes to the parsed request: its media type, read
+ * (decompressed, within the size limit), its charset, UTF-8, JSON and nesting checked (bad input).
+ * Each failure becomes a specific 4xx through the failure map (failure-map.ts); none reaches lowering.
  */
 
 /**
@@ -187,4 +189,36 @@ export function assertJsonNestingDepth(body: unknown): void {
       code: 'json_too_deeply_nested',
     });
   }
+}
+
+/** `application/json`, whatever its parameters. */
+const JSON_MEDIA_TYPE = /^\s*application\/json\s*(?:;|$)/i;
+
+/** The charset a Content-Type names, or null. */
+function readCharset(contentType: string | undefined): string | null {
+  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '');
+  return match?.[1] ?? null;
+}
+
+/**
+ * The body middleware of `POST /v1/responses`: the request's JSON body, parsed, in `request.body`
+ * (a ParsedRequestBody), or the failure passed on to the error middleware. The security middleware
+ * runs first, so nothing of a refused request's body is read.
+ */
+export async function readJsonRequestBody(request: Request, response: Response, next: NextFunction): Promise<void> {
+  const contentType = request.headers['content-type'];
+  try {
+    if (contentType === undefined || !JSON_MEDIA_TYPE.test(contentType)) {
+      request.resume();
+      throw new InvalidRequestError(`expected a JSON body with Content-Type: application/json, got '${contentType ?? '(none)'}'`, { code: 'unsupported_media_type' });
+    }
+    const bytes = await readRequestBody(request);
+    // The decompressed size: a compressed or chunked request's Content-Length does not say it.
+    (response.locals as ExchangeLocals).requestBytes = bytes.length;
+    request.body = parseJsonRequestBody(bytes, readCharset(contentType));
+  } catch (error) {
+    next(error);
+    return;
+  }
+  next();
 }

@@ -6,7 +6,7 @@ import type { Logger } from '../core/logger.ts';
 import { convertResponsesRequestToChatRequest, type LoweredRequest } from '../core/lower/convert-responses-request-to-chat-request.ts';
 import { classifyEngineRefusal } from '../core/engine-error.ts';
 import { withoutEnginePatterns } from '../core/lower/lower-tools.ts';
-import { encodeChatRequest, type LargeStringTable } from '../core/outbound/outbound-encoding.ts';
+import { encodeChatRequest, type ParsedRequestBody } from '../core/outbound/outbound-encoding.ts';
 import { redactSecrets } from '../core/redact-secrets.ts';
 import type { ResponsesStreamEvent } from '../core/responses/responses-output.ts';
 import { labelRoundTrip, type RoundTripLabel } from '../core/traffic/round-trip-label.ts';
@@ -66,11 +66,6 @@ export interface ExchangeLocals {
    */
   requestBytes?: number;
   exchangeId?: string;
-  /**
-   * The body's long strings, when the request path carried them as placeholders
-   * (outbound-encoding.ts): the parsed body holds placeholders in the text the lowering only copies.
-   */
-  largeStrings?: LargeStringTable;
 }
 
 function seconds(milliseconds: number): number {
@@ -88,20 +83,23 @@ function headerOf(response: UpstreamResponse, name: string): string | null {
 
 /**
  * One `POST /v1/responses` exchange, from a parsed body to the last event: lower, call the backend,
- * lift its answer back as it streams. Transport-neutral on purpose: its route (responses-route.ts)
- * reads and parses the body and ends here. A request refused before the exchange starts (lowering) is
- * thrown for the caller to answer; from the start on, the exchange answers every failure itself.
+ * lift its answer back as it streams. The body middleware (request-body-checks.ts) reads and parses
+ * the body; its route (create-app.ts) ends here. A request refused before the exchange starts
+ * (lowering) is thrown for the error middleware to answer; from the start on, the exchange answers
+ * every failure itself. `parsed.body` holds placeholders for the long strings `parsed.largeStrings`
+ * carries as bytes, in the text the lowering only copies (outbound-encoding.ts).
  */
-export type ResponsesExchange = (body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals) => Promise<void>;
+export type ResponsesExchange = (parsed: ParsedRequestBody, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals) => Promise<void>;
 
 export function createResponsesExchange(dependencies: ResponsesExchangeDependencies): ResponsesExchange {
   // Returned, not awaited: no frame of this function stays suspended through the generation, which may
-  // last minutes, so nothing here keeps the parsed body alive once the request is on its way.
-  return (body, request, response, locals) => startExchange(dependencies, body, request, response, locals).run();
+  // last minutes. The parsed body itself stays reachable as `request.body` until the request is done
+  // with, as Express keeps it.
+  return (parsed, request, response, locals) => startExchange(dependencies, parsed, request, response, locals).run();
 }
 
 /** Lowers, sends the request and reports its start; every local of it is gone once it returns. */
-function startExchange(dependencies: ResponsesExchangeDependencies, body: unknown, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Exchange {
+function startExchange(dependencies: ResponsesExchangeDependencies, { body, largeStrings }: ParsedRequestBody, request: IncomingMessage, response: ServerResponse, locals: ExchangeLocals): Exchange {
   const exchangeId = createItemId('resp');
   locals.exchangeId = exchangeId;
   const roundTrip = labelRoundTrip(request.headers['x-codex-turn-metadata']);
@@ -112,9 +110,6 @@ function startExchange(dependencies: ResponsesExchangeDependencies, body: unknow
   const requestedModel = baseOptions.modelOverride ?? (typeof (body as { model?: unknown } | null)?.model === 'string' ? (body as { model: string }).model : '');
   const options = registry ? registry.optionsFor(baseOptions, requestedModel) : baseOptions;
   const lowered = convertResponsesRequestToChatRequest(body, options, dependencies.ledger, { grammarCache: dependencies.grammarCache });
-  // Taken, not shared: the exchange alone carries the long strings on, in what it encodes and reports.
-  const largeStrings = locals.largeStrings ?? null;
-  delete locals.largeStrings;
   // Only while a pattern goes out: an engine that refuses it gets the same request once more without
   // it, the lowered request with its patterns stripped (the per-tool line that now says "checked after
   // generation" is left for the next exchange to show).

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { sendFailure, type HttpAnswer, type SecurityRefusal } from './failure-map.ts';
 
@@ -67,11 +67,8 @@ export function tokensMatch(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
-/**
- * The checks themselves, on Node's own request type: the Express middleware below and the
- * `POST /v1/responses` route (responses-route.ts) both run them, so no path skips one.
- */
-export function createSecurityCheck(options: SecurityOptions): (request: IncomingMessage, path: string) => SecurityRefusal | null {
+/** The checks themselves; null lets the request through. */
+function createSecurityCheck(options: SecurityOptions): (request: IncomingMessage, path: string) => SecurityRefusal | null {
   const extraHostnames = new Set(options.allowedHostnames.map((name) => name.toLowerCase()));
   return function checkSecurity(request, path) {
     const host = request.headers.host;
@@ -103,18 +100,18 @@ export function createSecurityCheck(options: SecurityOptions): (request: Incomin
   };
 }
 
-/** Answers a refused request (failure-map.ts picks the status); returns what was sent. */
-export function sendSecurityRefusal(response: ServerResponse, refusal: SecurityRefusal): HttpAnswer {
-  return sendFailure(response, { kind: 'refused', refusal });
-}
-
-/** `onRefused` hears every refusal (the app reports those of `/v1/responses` to the panel and the log). */
+/**
+ * The first middleware of the app, for every route. A refusal is answered at once (failure-map.ts
+ * picks the status); `onRefused` hears every one (the app reports those of `/v1/responses` to the
+ * panel and the log).
+ */
 export function createSecurityMiddleware(options: SecurityOptions, onRefused: (path: string, answer: HttpAnswer) => void = () => undefined) {
   const check = createSecurityCheck(options);
   return function checkSecurity(request: Request, response: Response, next: NextFunction): void {
     const refusal = check(request, request.path);
     if (refusal) {
-      onRefused(request.path, sendSecurityRefusal(response, refusal));
+      request.resume();
+      onRefused(request.path, sendFailure(response, { kind: 'refused', refusal }));
       return;
     }
     next();

@@ -6,8 +6,8 @@ import { sendRawHttpRequest, type RawHttpResponse } from '../../support/raw-http
 import { answerWithText, startScriptedBackend, type ScriptedBackend } from '../../../mock-backend/scripted-backend.ts';
 
 /**
- * `POST /v1/responses` has one path: its route (responses-route.ts) reads the body as bytes and parses
- * it (request-body-checks.ts). Each case is sent twice, as Codex sends it and with a query string,
+ * `POST /v1/responses` has one path: the app's body middleware reads the body as bytes and parses it
+ * (request-body-checks.ts). Each case is sent twice, as Codex sends it and with a query string,
  * which must change nothing.
  */
 
