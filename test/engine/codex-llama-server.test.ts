@@ -29,6 +29,15 @@ const lookup = findEngineKit();
 checkCodexAvailability();
 const PATCH = '*** Begin Patch\n*** Add File: hello.txt\n+Hello world\n*** End Patch';
 
+type CodexRun = Awaited<ReturnType<CodexBridgeSession['runCodex']>>;
+
+/** What the kit's models do with an apply_patch call that reaches Codex: hello.txt written, then "Done.". */
+function assertHelloWrittenAndDone(run: CodexRun, workspace: string): void {
+  assert.equal(run.code, 0, describeRun(run));
+  assert.equal(readFileSync(join(workspace, 'hello.txt'), 'utf8'), 'Hello world\n', describeRun(run));
+  assert.equal(run.agentMessages.at(-1), 'Done.', describeRun(run));
+}
+
 if (lookup.kit === null) {
   reportMissingEngineKit('real Codex through the bridge to a real llama-server', lookup.missing);
 } else {
@@ -49,9 +58,7 @@ if (lookup.kit === null) {
 
       it('writes hello.txt with the lifted apply_patch call, replays it, and ends the turn with "Done."', async (context) => {
         const run = await session.runCodex('Create hello.txt containing Hello world.', { timeoutMs: 180_000 });
-        assert.equal(run.code, 0, describeRun(run));
-        assert.equal(readFileSync(join(session.workspace, 'hello.txt'), 'utf8'), 'Hello world\n', describeRun(run));
-        assert.equal(run.agentMessages.at(-1), 'Done.', describeRun(run));
+        assertHelloWrittenAndDone(run, session.workspace);
         assert.deepEqual(run.errors, [], describeRun(run));
 
         const starts = session.traffic.filter((event): event is ExchangeStartEvent => event.type === 'exchange-start');
@@ -114,9 +121,7 @@ if (lookup.kit === null) {
 
     it('recovers the apply_patch call from the text: Codex writes hello.txt and the turn ends with "Done."; the round trip is warned', async (context) => {
       const run = await session.runCodex('Create hello.txt containing Hello world.', { timeoutMs: 180_000 });
-      assert.equal(run.code, 0, describeRun(run));
-      assert.equal(readFileSync(join(session.workspace, 'hello.txt'), 'utf8'), 'Hello world\n', describeRun(run));
-      assert.equal(run.agentMessages.at(-1), 'Done.', describeRun(run));
+      assertHelloWrittenAndDone(run, session.workspace);
       assert.ok(!run.agentMessages.some((message) => message.includes('<tool_call>')), 'the markup never reached Codex as a message');
 
       const ends = exchangeEnds(session.traffic);
